@@ -1,0 +1,13 @@
+"""Benchmark command: reducekit methods x dtypes x N against torch.sum and CUB.
+
+    python benchmarks/bench.py                       # full sweep, all methods and dtypes, 2^16..2^30
+    python benchmarks/bench.py --quick               # float32 and int32, four sizes (< 1 min on an H200)
+    python benchmarks/bench.py --out benchmarks/results/h200
+
+Writes results.md (tables laid out like the reference study's), results.json and results.csv
+(every figure) and PNG plots with --out. See reducekit/bench.py for the timing method.
+"""
+from reducekit.bench import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""Tuning sweep for `auto`: every compiled single_pass configuration (block, unroll) and grid
+against torch.sum and CUB, per dtype and size, timed as the issue's targets are judged (CUDA graph
+replay up to 2^22 elements, eager cold-L2 above). Writes tune.json and prints, per cell, the best
+configuration and its ratio to torch.sum and CUB. The winners go into csrc/tuning.h, each row with
+the figure that chose it.
+
+    python benchmarks/tune.py --out DIR [--dtypes float32 int8 ...] [--sizes 2**12 ...]
+"""
+import argparse
+import json
+import os
+
+import torch
+
+import reducekit
+from reducekit.bench import GRAPH_MAX_N, Buffers, time_cuda_eager, time_cuda_graph
+
+CONFIGS = [(512, 4), (256, 4), (256, 8), (1024, 2), (512, 2), (512, 8)]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16", "int8", "int32", "float64"])
+    p.add_argument("--sizes", nargs="+", type=lambda s: int(eval(s, {"__builtins__": {}})),
+                   default=[2**k for k in range(12, 31, 2)])
+    p.add_argument("--out", default=".")
+    a = p.parse_args()
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(dev)
+    sms = props.multi_processor_count
+    cold = 4 * props.L2_cache_size
+    grids = [0, sms, 2 * sms, 4 * sms, 8 * sms]
+    from reducekit.bench import DTYPES
+
+    results = []
+    print(f"{'dtype':9} {'N':>6} {'mode':5} {'torch':>9} {'cub':>9} {'default':>9} {'best':>9} {'config':>16} {'best/torch':>10} {'best/cub':>9}")
+    for dname in a.dtypes:
+        for n in a.sizes:
+            bufs = Buffers(n, DTYPES[dname], dev, cold)
+            mode = "graph" if n <= GRAPH_MAX_N else "eager"
+
+            def t(fn):
+                return time_cuda_graph(fn, bufs) if mode == "graph" else time_cuda_eager(fn, bufs, 0.15)[0]
+
+            row = {"dtype": dname, "n": n, "mode": mode, "torch": t(torch.sum),
+                   "cub": t(lambda x: reducekit.sum(x, method="cub_device")), "auto": t(reducekit.sum), "configs": {}}
+            for block, unroll in CONFIGS:
+                for g in grids:
+                    row["configs"][f"{block}x{unroll}@{g}"] = t(lambda x, b=block, u=unroll, g=g: torch.ops.reducekit._single_pass(x, b, u, g))
+            best = min(row["configs"], key=row["configs"].get)
+            row["best"] = best
+            results.append(row)
+            bt = row["configs"][best]
+            print(f"{dname:9} 2^{n.bit_length() - 1:<4} {mode:5} {row['torch']:9.2f} {row['cub']:9.2f} {row['auto']:9.2f} {bt:9.2f} "
+                  f"{best:>16} {bt / row['torch']:10.3f} {bt / row['cub']:9.3f}", flush=True)
+            del bufs
+            torch.cuda.empty_cache()
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "tune.json"), "w") as f:
+        json.dump({"gpu": props.name, "sms": sms, "rows": results}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

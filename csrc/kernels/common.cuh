@@ -1,0 +1,266 @@
+// Device-side building blocks shared by every strategy family: input/accumulator types, the
+// generic reduction operator with its identity, tail-safe warp and block reductions, 16-byte
+// vector accumulation, and the fixed-order finish over per-block partials.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "launchers.h"
+
+namespace rk {
+
+// ---------------------------------------------------------------------------------------------
+// Types. Bool is read as one byte holding 0 or 1 (torch's storage).
+template <class I, class A>
+struct Types {
+  using In = I;
+  using Acc = A;
+};
+
+template <class F>
+inline cudaError_t dispatch_dtype(DType dt, F&& f) {
+  switch (dt) {
+    case DType::Bool: return f(Types<bool, int64_t>{});
+    case DType::UInt8: return f(Types<uint8_t, int64_t>{});
+    case DType::Int8: return f(Types<int8_t, int64_t>{});
+    case DType::Int16: return f(Types<int16_t, int64_t>{});
+    case DType::Int32: return f(Types<int32_t, int64_t>{});
+    case DType::Int64: return f(Types<int64_t, int64_t>{});
+    case DType::Float16: return f(Types<__half, float>{});
+    case DType::BFloat16: return f(Types<__nv_bfloat16, float>{});
+    case DType::Float32: return f(Types<float, float>{});
+    case DType::Float64: return f(Types<double, double>{});
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+template <class Acc, class In>
+__device__ __forceinline__ Acc to_acc(In v) {
+  if constexpr (std::is_same_v<In, __half>) {
+    return static_cast<Acc>(__half2float(v));
+  } else if constexpr (std::is_same_v<In, __nv_bfloat16>) {
+    return static_cast<Acc>(__bfloat162float(v));
+  } else {
+    return static_cast<Acc>(v);
+  }
+}
+
+template <class Out, class Acc>
+__device__ __forceinline__ Out from_acc(Acc v) {
+  if constexpr (std::is_same_v<Out, __half>) {
+    return __float2half_rn(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<Out, __nv_bfloat16>) {
+    return __float2bfloat16_rn(static_cast<float>(v));
+  } else {
+    return static_cast<Out>(v);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The generic operator (004's `op` with its identity). Every kernel is templated on it, so
+// min/max/prod need a new Op struct, not new kernels.
+struct SumOp {
+  template <class T>
+  __device__ __forceinline__ static T identity() { return T(0); }
+  template <class T>
+  __device__ __forceinline__ static T combine(T a, T b) { return a + b; }
+  template <class T>
+  __device__ __forceinline__ static void atomic_combine(T* addr, T v) {
+    if constexpr (std::is_same_v<T, int64_t>) {
+      atomicAdd(reinterpret_cast<unsigned long long*>(addr), static_cast<unsigned long long>(v));
+    } else {
+      atomicAdd(addr, v);
+    }
+  }
+};
+
+template <class Acc, class Op>
+struct OpFunctor {
+  __device__ __forceinline__ Acc operator()(const Acc& a, const Acc& b) const { return Op::template combine<Acc>(a, b); }
+};
+
+template <class Acc, class Op>
+__device__ __forceinline__ Acc identity() { return Op::template identity<Acc>(); }
+
+template <class Acc, class Op>
+__device__ __forceinline__ Acc combine(Acc a, Acc b) { return Op::template combine<Acc>(a, b); }
+
+// Element i of x converted to Acc, or the identity past the end.
+template <class Acc, class Op, class In>
+__device__ __forceinline__ Acc load_or_identity(const In* __restrict__ x, int64_t i, int64_t n) {
+  return i < n ? to_acc<Acc>(x[i]) : identity<Acc, Op>();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Warp and block reductions that are safe for any blockDim.x (not only multiples of 32): a
+// shuffle only names lanes that exist, and values from lanes past the end are never combined.
+template <class Acc, class Op>
+__device__ __forceinline__ Acc warp_reduce(Acc v, int width) {
+  const unsigned mask = width >= 32 ? 0xffffffffu : ((1u << width) - 1u);
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) {
+    Acc other = __shfl_down_sync(mask, v, off);
+    if (lane + off < width) v = combine<Acc, Op>(v, other);
+  }
+  return v;
+}
+
+// Sum of v over the block, valid in thread 0. `scratch` holds at least 32 Acc. Fixed order:
+// deterministic for a fixed blockDim. Ends with a barrier, so scratch may be reused after.
+template <class Acc, class Op>
+__device__ __forceinline__ Acc block_reduce(Acc v, Acc* scratch) {
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int nthreads = blockDim.x, nwarps = (nthreads + 31) >> 5;
+  const int width = min(32, nthreads - warp * 32);
+  v = warp_reduce<Acc, Op>(v, width);
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < nwarps ? scratch[lane] : identity<Acc, Op>();
+    v = warp_reduce<Acc, Op>(v, min(32, nthreads));
+  }
+  __syncthreads();
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 16-byte vectors. An input run starting at an arbitrary element-aligned address is split into a
+// scalar head (up to the first 16-byte boundary), an aligned body of whole vectors and a scalar
+// tail.
+template <class In>
+struct VecSplit {
+  static constexpr int kVec = 16 / sizeof(In);
+  int64_t head;   // scalar elements before the body
+  int64_t nvec;   // whole 16-byte vectors in the body
+  int64_t tail;   // scalar elements after the body
+  __host__ __device__ VecSplit(const In* x, int64_t n) {
+    const auto addr = reinterpret_cast<uintptr_t>(x);
+    int64_t h = static_cast<int64_t>(((16 - (addr & 15)) & 15) / sizeof(In));
+    head = h < n ? h : n;
+    nvec = (n - head) / kVec;
+    tail = n - head - nvec * kVec;
+  }
+};
+
+// Adds the kVec elements packed in v to acc. Narrow integers are summed in int32 first (at most
+// 16 values of magnitude <= 65535 per vector: no overflow), with dp4a for bytes.
+template <class In, class Acc, class Op>
+__device__ __forceinline__ Acc accumulate_vec(Acc acc, const uint4& v) {
+  if constexpr (std::is_same_v<Op, SumOp> && (std::is_same_v<In, int8_t>)) {
+    int s = __dp4a(static_cast<int>(v.x), 0x01010101, 0);
+    s = __dp4a(static_cast<int>(v.y), 0x01010101, s);
+    s = __dp4a(static_cast<int>(v.z), 0x01010101, s);
+    s = __dp4a(static_cast<int>(v.w), 0x01010101, s);
+    return acc + static_cast<Acc>(s);
+  } else if constexpr (std::is_same_v<Op, SumOp> && (std::is_same_v<In, uint8_t> || std::is_same_v<In, bool>)) {
+    unsigned s = __dp4a(v.x, 0x01010101u, 0u);
+    s = __dp4a(v.y, 0x01010101u, s);
+    s = __dp4a(v.z, 0x01010101u, s);
+    s = __dp4a(v.w, 0x01010101u, s);
+    return acc + static_cast<Acc>(s);
+  } else if constexpr (std::is_same_v<Op, SumOp> && std::is_same_v<In, int16_t>) {
+    const int16_t* e = reinterpret_cast<const int16_t*>(&v);
+    int s = 0;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) s += e[k];
+    return acc + static_cast<Acc>(s);
+  } else if constexpr (std::is_same_v<In, __half> && std::is_same_v<Acc, float>) {
+    const __half2* e = reinterpret_cast<const __half2*>(&v);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      float2 f = __half22float2(e[k]);
+      acc = combine<Acc, Op>(acc, combine<Acc, Op>(f.x, f.y));
+    }
+    return acc;
+  } else if constexpr (std::is_same_v<In, __nv_bfloat16> && std::is_same_v<Acc, float>) {
+    const __nv_bfloat162* e = reinterpret_cast<const __nv_bfloat162*>(&v);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      float2 f = __bfloat1622float2(e[k]);
+      acc = combine<Acc, Op>(acc, combine<Acc, Op>(f.x, f.y));
+    }
+    return acc;
+  } else {
+    constexpr int kVec = 16 / sizeof(In);
+    const In* e = reinterpret_cast<const In*>(&v);
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) acc = combine<Acc, Op>(acc, to_acc<Acc>(e[k]));
+    return acc;
+  }
+}
+
+// Head and tail elements of a VecSplit, handled by the first threads of the grid.
+template <class In, class Acc, class Op>
+__device__ __forceinline__ Acc accumulate_head_tail(Acc acc, const In* __restrict__ x, int64_t n,
+                                                    const VecSplit<In>& sp, int64_t gtid) {
+  if (gtid < sp.head) acc = combine<Acc, Op>(acc, to_acc<Acc>(x[gtid]));
+  if (gtid < sp.tail) acc = combine<Acc, Op>(acc, to_acc<Acc>(x[n - sp.tail + gtid]));
+  return acc;
+}
+
+// Per-thread sum of a grid-stride loop: a bounded grid, each thread walks the input with a stride
+// of the whole grid, so any n is covered by one wave of blocks and loads stay coalesced.
+template <class In, class Acc, class Op>
+__device__ __forceinline__ Acc grid_stride_sum(const In* __restrict__ x, int64_t n) {
+  Acc v = identity<Acc, Op>();
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    v = combine<Acc, Op>(v, to_acc<Acc>(x[i]));
+  return v;
+}
+
+// Writes the identity into out (the accumulator of the atomic finishes) and clears a lock word.
+template <class Acc, class Op>
+__global__ void init_result_kernel(Acc* out, int* lock) {
+  *out = identity<Acc, Op>();
+  if (lock) *lock = 0;
+}
+
+// Second pass over `count` per-block partials, by one block in a fixed order: thread t sums
+// partials t, t+B, t+2B, ... then the block reduces. Any count works (the reference code's
+// "at most 1024 partials" assumption is not made). Writes the result converted to Out.
+template <class Acc, class Op, class Out>
+__global__ void finish_partials_kernel(const Acc* __restrict__ partials, int64_t count, Out* __restrict__ out) {
+  __shared__ Acc scratch[32];
+  Acc v = identity<Acc, Op>();
+  for (int64_t i = threadIdx.x; i < count; i += blockDim.x) v = combine<Acc, Op>(v, partials[i]);
+  v = block_reduce<Acc, Op>(v, scratch);
+  if (threadIdx.x == 0) *out = from_acc<Out>(v);
+}
+
+inline constexpr int kFinishThreads = 1024;
+
+template <class Acc, class Op, class Out = Acc>
+inline cudaError_t finish_partials(const Acc* partials, int64_t count, Out* out, cudaStream_t s) {
+  finish_partials_kernel<Acc, Op, Out><<<1, kFinishThreads, 0, s>>>(partials, count, out);
+  return cudaGetLastError();
+}
+
+template <class Acc, class Op>
+inline cudaError_t init_result(Acc* out, int* lock, cudaStream_t s) {
+  init_result_kernel<Acc, Op><<<1, 1, 0, s>>>(out, lock);
+  return cudaGetLastError();
+}
+
+// Bytes of acc_dtype(d): the gallery's accumulator.
+inline size_t acc_bytes(DType d) {
+  return d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32 ? 4 : 8;
+}
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline size_t align256(size_t b) { return (b + 255) & ~size_t(255); }
+
+// Blocks for a bounded grid-stride kernel: enough to fill every SM, never more than the work.
+inline int64_t bounded_grid(int64_t n, int block, int num_sms, int blocks_per_sm) {
+  int64_t g = ceil_div(n, block);
+  int64_t cap = static_cast<int64_t>(num_sms) * blocks_per_sm;
+  return g < cap ? (g > 0 ? g : 1) : cap;
+}
+
+}  // namespace rk

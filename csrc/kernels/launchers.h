@@ -1,0 +1,65 @@
+// Launchers of the reduction kernels: the only interface between the torch-facing op and the
+// torch-free CUDA code in csrc/kernels/*.cu. Host-only header (no CUDA device code, no torch).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "../registry.h"
+
+namespace rk {
+
+// One reduction of a contiguous run of `n` elements of `dtype` at `in` (any element-aligned
+// address: views at odd offsets are fine).
+struct ReduceArgs {
+  const void* in = nullptr;
+  int64_t n = 0;            // > 0; empty inputs are handled by the caller without a launch
+  DType dtype = DType::Float32;
+  void* out = nullptr;      // device pointer to one element, of out_dtype(method, dtype)
+  void* workspace = nullptr;  // device memory of workspace_bytes(...) bytes, 256-byte aligned
+  void* host_workspace = nullptr;  // pinned host memory of host_workspace_bytes(...) (host_final)
+  cudaStream_t stream = nullptr;
+  int device = 0;
+  int num_sms = 1;
+  // single_pass tuning; 0 picks the tuning-table value. Used by auto and the tuning harness.
+  int block = 0, unroll = 0, grid = 0;
+};
+
+// The accumulator type of the gallery methods: int64 for bool and integers, float32 for 16-bit
+// floats, the input type for float32 and float64.
+DType acc_dtype(DType in);
+// The dtype `ReduceArgs::out` points to for this method: the result dtype of torch.sum for
+// single_pass (and auto), the accumulator dtype for every other method.
+DType out_dtype(Method m, DType in);
+size_t workspace_bytes(Method m, const ReduceArgs& a);
+size_t host_workspace_bytes(Method m, const ReduceArgs& a);
+// Enqueues the reduction on a.stream. Never synchronizes, except for Method::HostFinal.
+// Method::Auto must be resolved by the caller (see tuning.h) before calling.
+cudaError_t launch(Method m, const ReduceArgs& a);
+
+// single_pass configurations compiled in (block, unroll); a config outside this set is an error.
+bool single_pass_config_supported(int block, int unroll);
+
+// The read-bandwidth probe (read_probe.cu): reads nvec 16-byte vectors at the 16-byte aligned v;
+// `sink` (one zeroed device word) keeps the loads live. unroll in {4, 8, 16}.
+cudaError_t read_probe_launch(const void* v, int64_t nvec, unsigned long long* sink, int block, int unroll, int waves,
+                              int num_sms, cudaStream_t stream);
+
+// Per-family entry points (one .cu file each; launch() routes to them).
+size_t atomics_workspace(Method m, const ReduceArgs& a);
+cudaError_t atomics_launch(Method m, const ReduceArgs& a);
+size_t trees_workspace(Method m, const ReduceArgs& a);
+cudaError_t trees_launch(Method m, const ReduceArgs& a);
+size_t warp_workspace(Method m, const ReduceArgs& a);
+cudaError_t warp_launch(Method m, const ReduceArgs& a);
+size_t grid_stride_workspace(Method m, const ReduceArgs& a);
+size_t grid_stride_host_workspace(Method m, const ReduceArgs& a);
+cudaError_t grid_stride_launch(Method m, const ReduceArgs& a);
+size_t cub_workspace(Method m, const ReduceArgs& a);
+cudaError_t cub_launch(Method m, const ReduceArgs& a);
+size_t single_pass_workspace(const ReduceArgs& a);
+cudaError_t single_pass_launch(const ReduceArgs& a);
+
+}  // namespace rk

@@ -1,0 +1,209 @@
+// single_pass: the kernel behind `auto`. Everything the gallery teaches, kept where it pays:
+//  - 16-byte loads (vectorized), UNROLL of them issued before any is used, so each thread keeps
+//    UNROLL*16 bytes in flight (memory-level parallelism is what a streaming read needs);
+//  - a grid of one full wave (SM count x occupancy), grid-stride over the rest (two_pass);
+//  - ONE launch: each block posts its partial, and the last block to finish (a per-stream counter
+//    in static device memory) reduces the partials in index order and resets the counter to zero
+//    for the next call, so no memset is needed and CUDA graph replays stay correct;
+//  - a wide accumulator (float32 sums in float64; bytes summed with dp4a in int32, then int64):
+//    more accurate than torch.sum at no measurable cost, and the result is written directly in
+//    the output dtype, so no cast kernel follows.
+// Fixed grid + fixed-order combine: bitwise deterministic run to run.
+#include <mutex>
+#include <unordered_map>
+
+#include "common.cuh"
+
+namespace rk {
+namespace {
+
+// Accumulator and output of single_pass per input type.
+template <class In> struct SinglePassTypes { using Acc = int64_t; using Out = int64_t; };
+template <> struct SinglePassTypes<__half> { using Acc = float; using Out = __half; };
+template <> struct SinglePassTypes<__nv_bfloat16> { using Acc = float; using Out = __nv_bfloat16; };
+template <> struct SinglePassTypes<float> { using Acc = double; using Out = float; };
+template <> struct SinglePassTypes<double> { using Acc = double; using Out = double; };
+
+constexpr int kMaxSlots = 1 << 16;
+constexpr int kMaxDevices = 64;
+// Zero-initialized when the module loads on each device. Each slot is owned by one stream (or one
+// graph capture), so two reductions never share a counter while they can run concurrently.
+__device__ unsigned int g_counters[kMaxSlots];
+
+template <class In, class Acc, class Out, class Op, int BLOCK, int UNROLL>
+__global__ void __launch_bounds__(BLOCK) single_pass_kernel(const In* __restrict__ x, int64_t n, Out* __restrict__ out,
+                                                            Acc* __restrict__ partials, unsigned int* __restrict__ counter) {
+  __shared__ Acc scratch[32];
+  __shared__ bool is_last;
+  const VecSplit<In> sp(x, n);
+  const uint4* __restrict__ body = reinterpret_cast<const uint4*>(x + sp.head);
+  const int tid = threadIdx.x;
+  const int64_t sweep = static_cast<int64_t>(gridDim.x) * (BLOCK * UNROLL);
+
+  Acc v = identity<Acc, Op>();
+  int64_t i = static_cast<int64_t>(blockIdx.x) * (BLOCK * UNROLL) + tid;
+  // Full sweeps: UNROLL independent loads issued back to back, then consumed.
+  for (; i + (UNROLL - 1) * BLOCK < sp.nvec; i += sweep) {
+    uint4 r[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) r[u] = __ldg(body + i + u * BLOCK);
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) v = accumulate_vec<In, Acc, Op>(v, r[u]);
+  }
+  // The last, partial sweep: only i itself can still be in range (the next sweep starts past nvec).
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u)
+    if (i + u * BLOCK < sp.nvec) v = accumulate_vec<In, Acc, Op>(v, __ldg(body + i + u * BLOCK));
+  v = accumulate_head_tail<In, Acc, Op>(v, x, n, sp, static_cast<int64_t>(blockIdx.x) * BLOCK + tid);
+  v = block_reduce<Acc, Op>(v, scratch);
+
+  if (gridDim.x == 1) {
+    if (tid == 0) *out = from_acc<Out>(v);
+    return;
+  }
+  if (counter == nullptr) {  // two-launch fallback: finish_partials does the combine
+    if (tid == 0) partials[blockIdx.x] = v;
+    return;
+  }
+  if (tid == 0) {
+    partials[blockIdx.x] = v;
+    __threadfence();  // the partial is visible device-wide before the ticket is taken
+    is_last = atomicAdd(counter, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  Acc w = identity<Acc, Op>();
+  for (int b = tid; b < static_cast<int>(gridDim.x); b += BLOCK) w = combine<Acc, Op>(w, __ldcg(partials + b));
+  w = block_reduce<Acc, Op>(w, scratch);
+  if (tid == 0) {
+    *out = from_acc<Out>(w);
+    *counter = 0;  // ready for the next launch on this stream (kernel boundaries order it)
+  }
+}
+
+// Slot of g_counters owned by (device, stream), or by (device, capture sequence) while the stream
+// is capturing a graph: a graph keeps the slot it was captured with, and eager calls on the
+// capturing stream's handle never share it. -1 once all slots are taken (then the caller falls
+// back to two launches).
+int counter_slot(int device, cudaStream_t s) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  unsigned long long capture_id = 0;
+  if (cudaStreamGetCaptureInfo(s, &status, &capture_id) != cudaSuccess) return -1;
+  const uint64_t key = status == cudaStreamCaptureStatusActive ? (capture_id | (1ull << 63))
+                                                               : static_cast<uint64_t>(reinterpret_cast<uintptr_t>(s));
+  static std::mutex mu;
+  static std::unordered_map<uint64_t, int> slots[kMaxDevices];
+  if (device < 0 || device >= kMaxDevices) return -1;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& m = slots[device];
+  auto it = m.find(key);
+  if (it != m.end()) return it->second;
+  if (static_cast<int>(m.size()) >= kMaxSlots) return -1;
+  const int slot = static_cast<int>(m.size());
+  m.emplace(key, slot);
+  return slot;
+}
+
+unsigned int* counters_base(int device) {
+  static unsigned int* base[kMaxDevices] = {};
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!base[device]) {
+    void* p = nullptr;
+    if (cudaGetSymbolAddress(&p, g_counters) != cudaSuccess) return nullptr;
+    base[device] = static_cast<unsigned int*>(p);
+  }
+  return base[device];
+}
+
+struct Config {
+  int block, unroll;
+};
+// Compiled configurations. The first is the default of the tuning table (tuning.h chooses).
+constexpr Config kConfigs[] = {{512, 4}, {256, 4}, {256, 8}, {1024, 2}, {512, 2}, {512, 8}};
+
+template <class In, int BLOCK, int UNROLL>
+auto kernel_ptr() {
+  using T = SinglePassTypes<In>;
+  return single_pass_kernel<In, typename T::Acc, typename T::Out, SumOp, BLOCK, UNROLL>;
+}
+
+// Resident blocks per SM for this kernel, computed once.
+template <class In, int BLOCK, int UNROLL>
+int blocks_per_sm() {
+  static const int v = [] {
+    int b = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel_ptr<In, BLOCK, UNROLL>(), BLOCK, 0) != cudaSuccess || b < 1) b = 1;
+    return b;
+  }();
+  return v;
+}
+
+template <class In, int BLOCK, int UNROLL>
+int64_t plan_grid(const ReduceArgs& a) {
+  if (a.grid > 0) return a.grid;
+  const int64_t vecs = ceil_div(a.n, 16 / static_cast<int64_t>(sizeof(In)));
+  const int64_t needed = ceil_div(vecs, static_cast<int64_t>(BLOCK) * UNROLL);
+  const int64_t cap = static_cast<int64_t>(a.num_sms) * blocks_per_sm<In, BLOCK, UNROLL>();
+  return needed < 1 ? 1 : (needed < cap ? needed : cap);
+}
+
+template <class In, int BLOCK, int UNROLL>
+cudaError_t run(const ReduceArgs& a) {
+  using T = SinglePassTypes<In>;
+  using Acc = typename T::Acc;
+  using Out = typename T::Out;
+  const auto* x = static_cast<const In*>(a.in);
+  auto* out = static_cast<Out*>(a.out);
+  auto* partials = static_cast<Acc*>(a.workspace);
+  const int64_t g = plan_grid<In, BLOCK, UNROLL>(a);
+  unsigned int* counter = nullptr;
+  if (g > 1) {
+    const int slot = counter_slot(a.device, a.stream);
+    unsigned int* base = slot >= 0 ? counters_base(a.device) : nullptr;
+    if (base) counter = base + slot;
+  }
+  kernel_ptr<In, BLOCK, UNROLL>()<<<static_cast<unsigned>(g), BLOCK, 0, a.stream>>>(x, a.n, out, partials, counter);
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess || g == 1 || counter) return e;
+  // No counter slot was free: the kernel wrote partials only; a second launch combines them in
+  // the same order (a different block reduce shape, so possibly different last bits).
+  return finish_partials<Acc, SumOp, Out>(partials, g, out, a.stream);
+}
+
+template <class In>
+cudaError_t run_config(const ReduceArgs& a, int block, int unroll) {
+#define RK_SP_CASE(B, U) \
+  if (block == B && unroll == U) return run<In, B, U>(a);
+  RK_SP_CASE(512, 4) RK_SP_CASE(256, 4) RK_SP_CASE(256, 8) RK_SP_CASE(1024, 2) RK_SP_CASE(512, 2) RK_SP_CASE(512, 8)
+#undef RK_SP_CASE
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace
+
+bool single_pass_config_supported(int block, int unroll) {
+  for (const auto& c : kConfigs)
+    if (c.block == block && c.unroll == unroll) return true;
+  return false;
+}
+
+size_t single_pass_workspace(const ReduceArgs& a) {
+  // Partials of the largest grid any config can use: one wave of the smallest blocks (occupancy
+  // never exceeds 2048 threads/SM), or the grid asked for.
+  const int64_t g = a.grid > 0 ? a.grid : static_cast<int64_t>(a.num_sms) * (2048 / 256);
+  return align256(g * 8);
+}
+
+cudaError_t single_pass_launch(const ReduceArgs& a) {
+  const int block = a.block > 0 ? a.block : kConfigs[0].block;
+  const int unroll = a.unroll > 0 ? a.unroll : kConfigs[0].unroll;
+  if (a.device < 0 || a.device >= kMaxDevices) return cudaErrorInvalidDevice;
+  return dispatch_dtype(a.dtype, [&](auto t) {
+    using T = decltype(t);
+    return run_config<typename T::In>(a, block, unroll);
+  });
+}
+
+}  // namespace rk

@@ -1,0 +1,128 @@
+// CUDA implementation of reducekit::sum: checks, device guard, current stream, workspace from the
+// caching allocator, `auto` resolved through the tuning table, then one call of the torch-free
+// launcher. Never synchronizes the host (host_final, which exists to show that cost, excepted).
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGraphsC10Utils.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/library.h>
+
+#include <array>
+
+#include "kernels/launchers.h"
+#include "ops.h"
+#include "tuning.h"
+
+namespace rk {
+namespace {
+
+struct DeviceInfo {
+  int num_sms = 0, cc = 0;
+};
+
+// SM count and compute capability, read once per device.
+const DeviceInfo& device_info(int device) {
+  static std::array<DeviceInfo, 64> cache{};
+  TORCH_CHECK(device >= 0 && device < static_cast<int>(cache.size()), "reducekit: device index ", device, " out of range");
+  DeviceInfo& d = cache[device];
+  if (d.num_sms == 0) {
+    int sms = 0, major = 0, minor = 0;
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    d.cc = major * 10 + minor;
+    d.num_sms = sms;
+  }
+  return d;
+}
+
+at::Tensor reduce_cuda(const at::Tensor& self, Method m, DType dt, int block, int unroll, int grid) {
+  const c10::cuda::CUDAGuard guard(self.device());
+  const at::ScalarType res = result_dtype(self.scalar_type());
+  const int64_t n = self.numel();
+  if (n == 0) return at::zeros({}, self.options().dtype(res));
+  // Non-contiguous views are copied; contiguous views at any offset are read in place.
+  const at::Tensor x = self.is_contiguous() ? self : self.contiguous();
+  const DeviceInfo& dev = device_info(self.get_device());
+
+  ReduceArgs a;
+  a.in = x.const_data_ptr();
+  a.n = n;
+  a.dtype = dt;
+  a.stream = c10::cuda::getCurrentCUDAStream().stream();
+  a.device = self.get_device();
+  a.num_sms = dev.num_sms;
+  a.block = block;
+  a.unroll = unroll;
+  a.grid = grid;
+  if (m == Method::Auto) {
+    const AutoChoice c = choose_auto(dt, n, dev.cc);
+    m = c.method;
+    a.block = c.block;
+    a.unroll = c.unroll;
+    a.grid = c.grid;
+  }
+  if (method_info(m).host_sync) {
+    TORCH_CHECK(c10::cuda::currentStreamCaptureStatusMayInitCtx() == c10::cuda::CaptureStatus::None, "reducekit.sum: method '",
+                method_info(m).name, "' copies partial sums to the host and waits for them, which cannot be captured in a CUDA ",
+                "graph. Use another method (for example method='two_pass') inside graphs.");
+  }
+
+  at::Tensor out = at::empty({}, self.options().dtype(to_scalar_type(out_dtype(m, dt))));
+  a.out = out.mutable_data_ptr();
+  at::Tensor ws, host_ws;
+  if (const size_t b = workspace_bytes(m, a)) {
+    ws = at::empty({static_cast<int64_t>(b)}, self.options().dtype(at::kByte));
+    a.workspace = ws.mutable_data_ptr();
+  }
+  if (const size_t b = host_workspace_bytes(m, a)) {
+    host_ws = at::empty({static_cast<int64_t>(b)}, at::TensorOptions().dtype(at::kByte).pinned_memory(true));
+    a.host_workspace = host_ws.mutable_data_ptr();
+  }
+  C10_CUDA_CHECK(launch(m, a));
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return out.scalar_type() == res ? out : out.to(res);
+}
+
+at::Tensor sum_cuda(const at::Tensor& self, c10::string_view method) {
+  const Method m = parse_method(method);
+  const DType dt = to_rk_dtype(self);
+  check_device(m, self);
+  return reduce_cuda(self, m, dt, 0, 0, 0);
+}
+
+at::Tensor single_pass_cuda(const at::Tensor& self, int64_t block, int64_t unroll, int64_t grid) {
+  const DType dt = to_rk_dtype(self);
+  TORCH_CHECK_VALUE(single_pass_config_supported(static_cast<int>(block), static_cast<int>(unroll)),
+                    "reducekit._single_pass: (block=", block, ", unroll=", unroll, ") is not a compiled configuration; ",
+                    "see kConfigs in csrc/kernels/single_pass.cu.");
+  TORCH_CHECK_VALUE(grid >= 0 && grid <= (1 << 20), "reducekit._single_pass: grid=", grid,
+                    " is out of range; use 0 (one wave) or 1..1048576 blocks.");
+  return reduce_cuda(self, Method::SinglePass, dt, static_cast<int>(block), static_cast<int>(unroll), static_cast<int>(grid));
+}
+
+at::Tensor read_probe_cuda(const at::Tensor& self, int64_t block, int64_t unroll, int64_t waves) {
+  TORCH_CHECK_VALUE(self.is_contiguous() && reinterpret_cast<uintptr_t>(self.const_data_ptr()) % 16 == 0 && self.nbytes() % 16 == 0,
+                    "reducekit._read_probe: input must be contiguous, 16-byte aligned, and a multiple of 16 bytes long");
+  TORCH_CHECK_VALUE((block == 256 || block == 512 || block == 1024) && waves >= 1 && waves <= 64,
+                    "reducekit._read_probe: block must be 256, 512 or 1024 and waves 1..64, got block=", block, ", waves=", waves);
+  const c10::cuda::CUDAGuard guard(self.device());
+  at::Tensor sink = at::zeros({}, self.options().dtype(at::kLong));
+  const cudaError_t e = read_probe_launch(self.const_data_ptr(), static_cast<int64_t>(self.nbytes() / 16),
+                                          reinterpret_cast<unsigned long long*>(sink.mutable_data_ptr()), static_cast<int>(block),
+                                          static_cast<int>(unroll), static_cast<int>(waves), device_info(self.get_device()).num_sms,
+                                          c10::cuda::getCurrentCUDAStream().stream());
+  TORCH_CHECK_VALUE(e != cudaErrorInvalidValue, "reducekit._read_probe: unroll must be 4, 8 or 16, got ", unroll);
+  C10_CUDA_CHECK(e);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return sink;
+}
+
+}  // namespace
+}  // namespace rk
+
+TORCH_LIBRARY_IMPL(reducekit, CUDA, m) {
+  m.impl("sum", &rk::sum_cuda);
+  m.impl("_single_pass", &rk::single_pass_cuda);
+  m.impl("_read_probe", &rk::read_probe_cuda);
+}

@@ -1,0 +1,150 @@
+// reducekit method registry: the single source of truth for method names and their metadata.
+//
+// Torch-free and CUDA-free: included by the C++ op (which validates `method`), by the kernel
+// dispatcher (which routes a method id to its launcher) and exported to Python through pybind11
+// (`reducekit._C.methods()`), from which `reducekit.methods()` builds its records.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace rk {
+
+// X(id, name, devices, det_int, det_float, launches, host_sync, source, idea)
+//   devices    "cpu,cuda" or "cuda"
+//   det_int    integer/bool results identical run to run (always true: integer addition is associative)
+//   det_float  floating-point results bitwise identical run to run for the same input
+//   launches   device operations per call for a large input (kernels plus memsets/copies)
+//   host_sync  the host waits for the device inside the call (unusable in CUDA graphs)
+//   source     reference document(s) in shared/seeds and the technique's name there
+#define RK_METHODS(X)                                                                              \
+  X(Auto, "auto", "cpu,cuda", true, true, 1, false, "reducekit dispatcher (tuning table)",         \
+    "picks the fastest deterministic kernel for the dtype and size from the tuning table")         \
+  X(AtomicGlobal, "atomic_global", "cuda", true, false, 2, false, "001 global atomic",              \
+    "every thread atomicAdds its element into the one global result")                              \
+  X(AtomicBlock, "atomic_block", "cuda", true, false, 2, false, "001 block shared atomic",          \
+    "shared-memory atomics per block, then one global atomic per block")                           \
+  X(TreeInterleaved, "tree_interleaved", "cuda", true, true, 2, false,                             \
+    "002 simple tree, 004 interleaved addressing",                                                 \
+    "shared-memory tree, interleaved addressing with the divergent tid % (2*s) branch")            \
+  X(TreeStrided, "tree_strided", "cuda", true, true, 2, false, "004 strided index",                 \
+    "interleaved addressing with a strided index: no divergence, but bank conflicts")              \
+  X(TreeSequential, "tree_sequential", "cuda", true, true, 2, false,                               \
+    "001 shared, 002 convergent tree, 004 sequential addressing",                                  \
+    "sequential addressing: no divergence, no bank conflicts")                                     \
+  X(FirstAdd, "first_add", "cuda", true, true, 2, false, "002, 004 first add during load",          \
+    "each thread adds two elements while loading: half the blocks")                                \
+  X(WarpUnroll, "warp_unroll", "cuda", true, true, 2, false, "001 unroll, 004 warp-synchronous tail", \
+    "last warp's tree steps unrolled without block barriers (volatile + __syncwarp)")              \
+  X(FullUnroll, "full_unroll", "cuda", true, true, 2, false, "004 complete unrolling",              \
+    "block size a template parameter: every tree step unrolled at compile time")                   \
+  X(Shuffle, "shuffle", "cuda", true, true, 2, false, "001 shuffle",                                \
+    "shared-memory tree down to 32 values, then __shfl_down_sync")                                 \
+  X(Butterfly, "butterfly", "cuda", true, true, 2, false, "000 shfl_xor all-reduce, 003 shuffles",  \
+    "warp all-reduce with __shfl_xor_sync, then the warp sums all-reduced by warp 0")              \
+  X(Cg, "cg", "cuda", true, true, 2, false, "001 cooperative groups",                               \
+    "cooperative groups: cg::reduce on 32-thread tiles")                                           \
+  X(CgUnroll2, "cg_unroll2", "cuda", true, true, 2, false, "001 cooperative groups (unroll 2)",     \
+    "cooperative groups with two elements per thread")                                             \
+  X(Coarsened, "coarsened", "cuda", true, true, 2, false, "002, 004 thread coarsening",             \
+    "each thread sums COARSE_FACTOR=8 elements before the shared-memory tree")                     \
+  X(WarpAtomic, "warp_atomic", "cuda", true, false, 2, false, "000 warp-level atomics",             \
+    "bounded grid-stride loop, warp shuffle reduce, one atomic per warp")                          \
+  X(BlockAtomic, "block_atomic", "cuda", true, false, 2, false, "000 block-level atomics",          \
+    "bounded grid-stride loop, block reduce, one atomic per block")                                \
+  X(TwoPass, "two_pass", "cuda", true, true, 2, false, "000 device reduce, 003, 004 two-pass",      \
+    "bounded grid-stride loop into per-block partials, a second launch reduces the partials")      \
+  X(Vectorized, "vectorized", "cuda", true, true, 2, false, "000 vector loads, 004 items per thread", \
+    "two_pass with 16-byte vector loads, scalar head and tail for unaligned views")                \
+  X(HostFinal, "host_final", "cuda", true, true, 3, true, "003 partial sums finished on the host",   \
+    "block partials copied to pinned host memory and summed by the CPU (synchronizes)")            \
+  X(Lock, "lock", "cuda", true, false, 2, false, "003 lock-based finish with atomicCAS",            \
+    "block results combined under an atomicCAS spin lock with __threadfence")                      \
+  X(CubBlock, "cub_block", "cuda", true, false, 2, false, "001 CUB BlockReduce",                    \
+    "cub::BlockReduce per block, then one atomic per block")                                       \
+  X(CubDevice, "cub_device", "cuda", true, true, 2, false, "000, 001 CUB DeviceReduce",             \
+    "cub::DeviceReduce::TransformReduce: CUB's tuned two-kernel device reduction")                 \
+  X(SinglePass, "single_pass", "cuda", true, true, 1, false,                                       \
+    "reducekit (000 vector loads + last-block-done finish)",                                       \
+    "one launch: 16-byte loads, several in flight, fixed-order last-block-done combine")
+
+enum class Method : int {
+#define RK_ENUM(id, ...) id,
+  RK_METHODS(RK_ENUM)
+#undef RK_ENUM
+      Count
+};
+
+struct MethodInfo {
+  Method id;
+  const char* name;
+  const char* devices;
+  bool deterministic_int;
+  bool deterministic_float;
+  int launches;
+  bool host_sync;
+  const char* source;
+  const char* idea;
+};
+
+inline constexpr MethodInfo kMethods[] = {
+#define RK_INFO(id, name, devices, di, df, launches, hs, source, idea) \
+  {Method::id, name, devices, di, df, launches, hs, source, idea},
+    RK_METHODS(RK_INFO)
+#undef RK_INFO
+};
+
+inline constexpr int kNumMethods = static_cast<int>(Method::Count);
+static_assert(sizeof(kMethods) / sizeof(kMethods[0]) == kNumMethods, "registry out of sync");
+
+inline const MethodInfo& method_info(Method m) { return kMethods[static_cast<int>(m)]; }
+
+// Returns the method with this name, or Method::Count if there is none.
+inline Method method_from_name(std::string_view name) {
+  for (const auto& m : kMethods)
+    if (name == m.name) return m.id;
+  return Method::Count;
+}
+
+inline bool runs_on_cpu(Method m) { return std::string_view(method_info(m).devices).find("cpu") != std::string_view::npos; }
+
+// Supported input dtypes, torch-free. The order is the order used for dispatch tables.
+#define RK_DTYPES(X) \
+  X(Bool, "bool")     \
+  X(UInt8, "uint8")   \
+  X(Int8, "int8")     \
+  X(Int16, "int16")   \
+  X(Int32, "int32")   \
+  X(Int64, "int64")   \
+  X(Float16, "float16") \
+  X(BFloat16, "bfloat16") \
+  X(Float32, "float32") \
+  X(Float64, "float64")
+
+enum class DType : int {
+#define RK_DT_ENUM(id, name) id,
+  RK_DTYPES(RK_DT_ENUM)
+#undef RK_DT_ENUM
+      Count
+};
+
+inline constexpr const char* kDTypeNames[] = {
+#define RK_DT_NAME(id, name) name,
+    RK_DTYPES(RK_DT_NAME)
+#undef RK_DT_NAME
+};
+
+inline int dtype_bytes(DType d) {
+  switch (d) {
+    case DType::Bool: case DType::UInt8: case DType::Int8: return 1;
+    case DType::Int16: case DType::Float16: case DType::BFloat16: return 2;
+    case DType::Int32: case DType::Float32: return 4;
+    default: return 8;
+  }
+}
+
+inline bool is_floating(DType d) {
+  return d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32 || d == DType::Float64;
+}
+
+}  // namespace rk

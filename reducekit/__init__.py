@@ -1,0 +1,32 @@
+"""reducekit: GPU sum reductions for PyTorch.
+
+    reducekit.sum(x)                         # fastest deterministic kernel for x's dtype and size
+    reducekit.sum(x, method="tree_sequential")  # any classic strategy, see reducekit.methods()
+    reducekit.benchmark(...), reducekit.plot(rows)
+"""
+from __future__ import annotations
+
+import torch  # noqa: F401  (loads libtorch before the extension)
+
+from . import _C  # noqa: F401  (registers torch.ops.reducekit)
+from ._registry import MethodInfo, method, methods
+from .ops import result_dtype, sum
+
+__version__ = "0.1.0"
+
+
+def benchmark(*args, **kwargs):
+    """Time methods against torch.sum and CUB; see reducekit.bench.benchmark."""
+    from .bench import benchmark as _benchmark
+
+    return _benchmark(*args, **kwargs)
+
+
+def plot(*args, **kwargs):
+    """Plot benchmark rows; see reducekit.plot.plot."""
+    from .plot import plot as _plot
+
+    return _plot(*args, **kwargs)
+
+
+__all__ = ["sum", "methods", "method", "MethodInfo", "result_dtype", "benchmark", "plot", "__version__"]

@@ -1,0 +1,97 @@
+"""Plots of benchmark rows: bandwidth against N per method, and speedup over torch.sum."""
+from __future__ import annotations
+
+import math
+import os
+
+
+def _rows(data):
+    """Accepts benchmark() output (DataFrame or list of dicts) or a benchmark_run() dict."""
+    env = {}
+    if isinstance(data, dict) and "rows" in data:
+        env, data = data.get("env", {}), data["rows"]
+    if hasattr(data, "to_dict"):
+        env = getattr(data, "attrs", {}).get("env", env)
+        data = data.to_dict("records")
+    return list(data), env
+
+
+def plot(data, kind: str = "bandwidth", dtype: str = "float32", mode: str = "eager", ax=None):
+    """Draw one plot and return its matplotlib Figure.
+
+    kind="bandwidth": GB/s of input read against N (log x), one line per method, with the read
+    ceiling measured in the same run as a dashed line. kind="speedup": heat map of torch.sum time
+    over each method's time (method x N; > 1 is faster than torch.sum).
+    """
+    import matplotlib
+
+    if not os.environ.get("DISPLAY") and matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows, env = _rows(data)
+    rows = [r for r in rows if r["dtype"] == dtype and r["mode"] == mode]
+    if not rows:
+        raise ValueError(f"no rows for dtype={dtype!r} mode={mode!r}")
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    sizes = sorted(set(r["n"] for r in rows))
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(11, 6.5) if kind == "bandwidth" else (max(8, 0.6 * len(sizes) + 4), 0.38 * len(methods) + 2))
+    else:
+        fig = ax.figure
+    title = f"{dtype}, {mode}" + (f" — {env['gpu']}" if env.get("gpu") else "")
+    if kind == "bandwidth":
+        cmap = plt.get_cmap("tab20")
+        for i, m in enumerate(methods):
+            pts = sorted((r["n"], r["gbps"]) for r in rows if r["method"] == m)
+            style = dict(lw=2.6, color="black") if m == "auto" else dict(lw=2.2, color="tab:red", ls="--") if m == "torch.sum" else dict(lw=1.2, color=cmap(i % 20))
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".", label=m, **style)
+        ceiling = env.get("ceiling", {}).get("gbps")
+        if ceiling:
+            ax.axhline(ceiling, color="gray", ls=":", lw=1.5, label=f"read ceiling {ceiling / 1e3:.2f} TB/s")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("N (elements)")
+        ax.set_ylabel("GB/s of input read")
+        ax.set_title(f"Bandwidth — {title}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, ncol=2, loc="lower right")
+    elif kind == "speedup":
+        import numpy as np
+
+        grid = np.full((len(methods), len(sizes)), np.nan)
+        for r in rows:
+            if r.get("speedup"):
+                grid[methods.index(r["method"]), sizes.index(r["n"])] = r["speedup"]
+        lg = np.log2(grid)
+        lim = np.nanmax(np.abs(lg)) if np.isfinite(lg).any() else 1.0
+        im = ax.imshow(lg, cmap="RdYlGn", vmin=-lim, vmax=lim, aspect="auto")
+        ax.set_xticks(range(len(sizes)), [f"2^{int(math.log2(n))}" if n & (n - 1) == 0 else str(n) for n in sizes], rotation=45)
+        ax.set_yticks(range(len(methods)), methods)
+        for i in range(len(methods)):
+            for j in range(len(sizes)):
+                if np.isfinite(grid[i, j]):
+                    ax.text(j, i, f"{grid[i, j]:.2g}", ha="center", va="center", fontsize=6)
+        fig.colorbar(im, ax=ax, label="log2(speedup over torch.sum)")
+        ax.set_title(f"Speedup over torch.sum — {title}")
+    else:
+        raise ValueError(f"kind must be 'bandwidth' or 'speedup', got {kind!r}")
+    fig.tight_layout()
+    return fig
+
+
+def save_plots(run, out_dir: str, dtypes=None) -> list[str]:
+    """bandwidth_<dtype>.png and speedup_<dtype>.png (eager) for each dtype in the run."""
+    import matplotlib.pyplot as plt
+
+    rows, _ = _rows(run)
+    dtypes = dtypes or list(dict.fromkeys(r["dtype"] for r in rows))
+    paths = []
+    for d in dtypes:
+        for kind in ("bandwidth", "speedup"):
+            fig = plot(run, kind=kind, dtype=d, mode="eager")
+            path = os.path.join(out_dir, f"{kind}_{d}.png")
+            fig.savefig(path, dpi=110)
+            plt.close(fig)
+            paths.append(path)
+    return paths

@@ -1,0 +1,54 @@
+"""Build of reducekit's native extension.
+
+With a CUDA build of torch and nvcc (CUDA_HOME) present, builds the CUDA kernels
+(csrc/kernels/*.cu) as a CUDAExtension; otherwise the CPU path alone as a CppExtension.
+Build with `pip install --no-build-isolation .` so that the extension is compiled against the
+torch already installed (build isolation would fetch another one).
+Set REDUCEKIT_FORCE_CPU=1 to skip CUDA, TORCH_CUDA_ARCH_LIST to choose GPU targets.
+"""
+import glob
+import os
+import sys
+
+from setuptools import find_packages, setup
+
+try:
+    import torch
+    from torch.utils.cpp_extension import CUDA_HOME, BuildExtension, CppExtension, CUDAExtension
+except ImportError:  # pragma: no cover - exercised only without torch
+    sys.exit(
+        "reducekit needs PyTorch installed before it is built. Install the torch build for your "
+        "machine first (CPU: pip install torch==2.13.0; CUDA: see pytorch.org), then run "
+        "pip install --no-build-isolation ."
+    )
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+
+def with_cuda() -> bool:
+    if os.environ.get("REDUCEKIT_FORCE_CPU") == "1":
+        return False
+    return torch.version.cuda is not None and CUDA_HOME is not None
+
+
+def extension():
+    include_dirs = [os.path.join(ROOT, "csrc")]
+    cxx = ["-O3"]
+    if not with_cuda():
+        return CppExtension("reducekit._C", ["csrc/ops.cpp"], include_dirs=include_dirs, extra_compile_args={"cxx": cxx})
+    sources = ["csrc/ops.cpp", "csrc/ops_cuda.cpp", "csrc/kernels/launch.cpp"] + sorted(glob.glob("csrc/kernels/*.cu"))
+    nvcc = ["-O3", "-lineinfo", "-Xptxas=-warn-spills"]
+    return CUDAExtension(
+        "reducekit._C",
+        sources,
+        include_dirs=include_dirs,
+        define_macros=[("RK_WITH_CUDA", None)],
+        extra_compile_args={"cxx": cxx, "nvcc": nvcc},
+    )
+
+
+setup(
+    packages=find_packages(include=["reducekit", "reducekit.*"]),
+    ext_modules=[extension()],
+    cmdclass={"build_ext": BuildExtension.with_options(use_ninja=True)},
+)

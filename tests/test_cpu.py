@@ -1,0 +1,127 @@
+"""reducekit.sum on CPU tensors: semantics of torch.sum, errors, and torch integration."""
+import math
+
+import pytest
+import torch
+
+import reducekit
+from helpers import ALL_DTYPES, FLOAT_DTYPES, SIZES, assert_sum_ok, random_tensor, same_bits
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_auto_matches_torch_sum(dtype, n):
+    x = random_tensor(n, dtype, "cpu")
+    before = x.clone()
+    assert_sum_ok(reducekit.sum(x), x)
+    assert same_bits(x, before), "input modified"
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_views(dtype):
+    base = random_tensor(3 * 4097 + 7, dtype, "cpu")
+    for view in (base[3:4100], base[1::3], base[: 64 * 64].view(64, 64).t(), base[5:5 + 2 * 333].view(2, 333)[:, 1:]):
+        assert_sum_ok(reducekit.sum(view), view)
+
+
+def test_shapes_and_empty():
+    for shape in [(), (0,), (3, 0, 2), (2, 3, 5), (1,)]:
+        x = torch.randn(shape) if shape != (0,) else torch.empty(0)
+        r = reducekit.sum(x)
+        assert r.shape == () and torch.allclose(r, x.sum())
+    assert reducekit.sum(torch.empty(0, dtype=torch.int8)).dtype == torch.int64
+    assert reducekit.sum(torch.empty(0, dtype=torch.float16)).item() == 0
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_nan_inf_propagate(dtype):
+    x = random_tensor(1000, dtype, "cpu")
+    y = x.clone(); y[17] = float("nan")
+    assert math.isnan(reducekit.sum(y).item())
+    y = x.clone(); y[3] = float("inf")
+    assert reducekit.sum(y).item() == math.inf
+    y[500] = -float("inf")
+    assert math.isnan(reducekit.sum(y).item())
+
+
+def test_output_never_aliases_input():
+    x = torch.tensor(5.0)
+    r = reducekit.sum(x)
+    assert r.data_ptr() != x.data_ptr()
+    r.add_(1)
+    assert x.item() == 5.0
+
+
+def test_deterministic_independent_of_threads():
+    x = random_tensor(3_000_001, torch.float32, "cpu")
+    old = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        a = reducekit.sum(x)
+        torch.set_num_threads(max(2, old))
+        b = reducekit.sum(x)
+    finally:
+        torch.set_num_threads(old)
+    assert same_bits(a, b)
+
+
+def test_more_accurate_than_float32_accumulation():
+    # mixed magnitudes: float32 accumulation loses the small terms; reducekit accumulates in float64
+    g = torch.Generator().manual_seed(1234)
+    x = (torch.randn(1 << 20, generator=g, dtype=torch.float64) * torch.exp(torch.empty(1 << 20, dtype=torch.float64).uniform_(-18, 18, generator=g))).float()
+    ref = x.double().sum().item()
+    naive = torch.cumsum(x, 0)[-1].item()  # strictly sequential float32 accumulation
+    err = abs(reducekit.sum(x).double().item() - ref)
+    assert err <= abs(naive - ref)
+    assert err <= 1e-6 * abs(x.double()).sum().item()
+
+
+def test_errors_are_clear():
+    with pytest.raises(ValueError, match=r"unknown method 'fastest'.*Valid methods: auto, atomic_global"):
+        reducekit.sum(torch.ones(3), method="fastest")
+    with pytest.raises(NotImplementedError, match=r"method 'tree_sequential' runs on CUDA only, but the input is on cpu"):
+        reducekit.sum(torch.ones(3), method="tree_sequential")
+    with pytest.raises(TypeError, match=r"dtype ComplexFloat is not supported. Supported dtypes: bool, uint8"):
+        reducekit.sum(torch.ones(3, dtype=torch.complex64))
+    with pytest.raises(TypeError, match=r"layout Sparse is not supported.*to_dense"):
+        reducekit.sum(torch.ones(3).to_sparse())
+    with pytest.raises(TypeError, match=r"layout SparseCsr is not supported"):
+        reducekit.sum(torch.ones(3, 3).to_sparse_csr())
+    with pytest.raises(TypeError, match=r"quantized tensors are not supported"):
+        reducekit.sum(torch.quantize_per_tensor(torch.ones(3), 0.1, 0, torch.qint8))
+    with pytest.raises(TypeError, match=r"input must be a torch.Tensor, got list"):
+        reducekit.sum([1, 2, 3])
+    with pytest.raises(TypeError, match=r"uint16 is not supported|UInt16 is not supported"):
+        reducekit.sum(torch.ones(3, dtype=torch.uint16))
+
+
+@pytest.mark.parametrize("name", [m.name for m in reducekit.methods() if "cpu" not in m.devices])
+def test_cuda_only_methods_raise_on_cpu(name):
+    with pytest.raises(NotImplementedError, match=rf"method '{name}' runs on CUDA only.*input.cuda\(\)"):
+        reducekit.sum(torch.ones(10), method=name)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32, torch.bool], ids=str)
+def test_opcheck(dtype):
+    x = random_tensor(1000, dtype, "cpu")
+    torch.library.opcheck(torch.ops.reducekit.sum.default, (x, "auto"))
+    torch.library.opcheck(torch.ops.reducekit.sum.default, (x.view(10, 100)[:, ::3],))
+
+
+def test_autograd():
+    x = torch.randn(7, 5, requires_grad=True)
+    reducekit.sum(x).mul(3).backward()
+    assert torch.equal(x.grad, torch.full((7, 5), 3.0))
+    torch.autograd.gradcheck(lambda t: reducekit.sum(t), (torch.randn(6, dtype=torch.float64, requires_grad=True),))
+
+
+def test_torch_compile_traces():
+    f = torch.compile(lambda t: reducekit.sum(t) * 2 + 1, backend="aot_eager", fullgraph=True)
+    x = torch.randn(999)
+    assert torch.allclose(f(x), x.sum() * 2 + 1, rtol=1e-5, atol=1e-4)
+
+
+def test_torch_ops_entry_point():
+    x = random_tensor(4097, torch.int16, "cpu")
+    assert torch.ops.reducekit.sum(x).item() == x.sum().item()
+    assert torch.ops.reducekit.sum(x, "auto").item() == x.sum().item()

@@ -28,7 +28,7 @@ if has build; then
 fi
 if has test; then
   log "tests"
-  (cd tests && timeout ${TEST_TIMEOUT:-300} python3 -m pytest -q -p no:cacheprovider -m "not perf" --durations=15 2>&1) | tee "$OUT/res/tests.log" | tail -40
+  (cd tests && timeout ${TEST_TIMEOUT:-300} python3 -m pytest -q -p no:cacheprovider -m "not perf" --durations=15 ${TEST_ARGS:-} 2>&1) | tee "$OUT/res/tests.log" | tail -40
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
   tail -3 "$OUT/res/tests.log" >>"$OUT/summary.txt"
 fi

@@ -15,7 +15,6 @@ import torch
 import reducekit
 from reducekit.bench import GRAPH_MAX_N, Buffers, time_cuda_eager, time_cuda_graph
 
-CONFIGS = [(512, 4), (256, 4), (256, 8), (1024, 2), (512, 2), (512, 8)]
 
 
 def main():
@@ -29,7 +28,7 @@ def main():
     props = torch.cuda.get_device_properties(dev)
     sms = props.multi_processor_count
     cold = 4 * props.L2_cache_size
-    grids = [0, sms, 2 * sms, 4 * sms, 8 * sms]
+    grids = [0, sms, 2 * sms, 4 * sms]
     from reducekit.bench import DTYPES
 
     results = []
@@ -44,7 +43,7 @@ def main():
 
             row = {"dtype": dname, "n": n, "mode": mode, "torch": t(torch.sum),
                    "cub": t(lambda x: reducekit.sum(x, method="cub_device")), "auto": t(reducekit.sum), "configs": {}}
-            for block, unroll in CONFIGS:
+            for block, unroll in reducekit._C.single_pass_configs():
                 for g in grids:
                     row["configs"][f"{block}x{unroll}@{g}"] = t(lambda x, b=block, u=unroll, g=g: torch.ops.reducekit._single_pass(x, b, u, g))
             best = min(row["configs"], key=row["configs"].get)

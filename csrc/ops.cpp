@@ -2,6 +2,10 @@
 // bridge to the method registry. The CUDA implementation is in ops_cuda.cpp (CUDA builds only).
 #include "ops.h"
 
+#ifdef RK_WITH_CUDA
+#include "kernels/launchers.h"
+#endif
+
 #include <ATen/Parallel.h>
 #include <c10/util/irange.h>
 #include <torch/extension.h>
@@ -199,6 +203,17 @@ PYBIND11_MODULE(_C, m) {
     for (int i = 0; i < static_cast<int>(rk::DType::Count); ++i) out.append(rk::kDTypeNames[i]);
     return out;
   });
+  m.def("single_pass_configs", [] {
+    pybind11::list out;
+#ifdef RK_WITH_CUDA
+    for (int i = 0; i < rk::single_pass_config_count(); ++i) {
+      int block = 0, unroll = 0;
+      rk::single_pass_config(i, &block, &unroll);
+      out.append(pybind11::make_tuple(block, unroll));
+    }
+#endif
+    return out;
+  }, "(block, unroll) pairs compiled for single_pass (empty in a CPU-only build)");
 #ifdef RK_WITH_CUDA
   m.attr("cuda_built") = true;
 #else

@@ -39,8 +39,10 @@ size_t host_workspace_bytes(Method m, const ReduceArgs& a);
 // Method::Auto must be resolved by the caller (see tuning.h) before calling.
 cudaError_t launch(Method m, const ReduceArgs& a);
 
-// single_pass configurations compiled in (block, unroll); a config outside this set is an error.
+// single_pass configurations compiled in, as (block, unroll) pairs; others are an error.
 bool single_pass_config_supported(int block, int unroll);
+int single_pass_config_count();
+void single_pass_config(int i, int* block, int* unroll);
 
 // The read-bandwidth probe (read_probe.cu): reads nvec 16-byte vectors at the 16-byte aligned v;
 // `sink` (one zeroed device word) keeps the loads live. unroll in {4, 8, 16}.

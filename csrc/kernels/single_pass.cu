@@ -1,7 +1,7 @@
 // single_pass: the kernel behind `auto`. Everything the gallery teaches, kept where it pays:
 //  - 16-byte loads (vectorized), UNROLL of them issued before any is used, so each thread keeps
 //    UNROLL*16 bytes in flight (memory-level parallelism is what a streaming read needs);
-//  - a grid of one full wave (SM count x occupancy), grid-stride over the rest (two_pass);
+//  - a grid of one full wave (SM count x occupancy), each block a contiguous, equal share;
 //  - ONE launch: each block posts its partial, and the last block to finish (a per-stream counter
 //    in static device memory) reduces the partials in index order and resets the counter to zero
 //    for the next call, so no memset is needed and CUDA graph replays stay correct;
@@ -9,6 +9,8 @@
 //    more accurate than torch.sum at no measurable cost, and the result is written directly in
 //    the output dtype, so no cast kernel follows.
 // Fixed grid + fixed-order combine: bitwise deterministic run to run.
+#include <cuda/atomic>
+
 #include <mutex>
 #include <unordered_map>
 
@@ -38,22 +40,36 @@ __global__ void __launch_bounds__(BLOCK) single_pass_kernel(const In* __restrict
   const VecSplit<In> sp(x, n);
   const uint4* __restrict__ body = reinterpret_cast<const uint4*>(x + sp.head);
   const int tid = threadIdx.x;
-  const int64_t sweep = static_cast<int64_t>(gridDim.x) * (BLOCK * UNROLL);
 
+  // Blocked partition: block b owns vectors [begin, end), equal to within one vector, so every
+  // block finishes at the same time (a grid-stride sweep of BLOCK*UNROLL vectors left up to one
+  // whole sweep of imbalance at the tail: ~6% of an int8 2^28 reduction).
+  const int64_t begin = sp.nvec * blockIdx.x / gridDim.x;
+  const int64_t end = sp.nvec * (blockIdx.x + 1) / gridDim.x;
   Acc v = identity<Acc, Op>();
-  int64_t i = static_cast<int64_t>(blockIdx.x) * (BLOCK * UNROLL) + tid;
-  // Full sweeps: UNROLL independent loads issued back to back, then consumed.
-  for (; i + (UNROLL - 1) * BLOCK < sp.nvec; i += sweep) {
+  int64_t i = begin + tid;
+  // Full steps: UNROLL independent loads issued back to back, then consumed.
+  for (; i + (UNROLL - 1) * BLOCK < end; i += UNROLL * BLOCK) {
     uint4 r[UNROLL];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) r[u] = __ldg(body + i + u * BLOCK);
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) v = accumulate_vec<In, Acc, Op>(v, r[u]);
   }
-  // The last, partial sweep: only i itself can still be in range (the next sweep starts past nvec).
+  // The last, partial step (all of the work at small n): the loads are predicated but still all
+  // issued before any is used, so they overlap instead of costing one memory latency each.
+  {
+    uint4 r[UNROLL];
+    bool ok[UNROLL];
 #pragma unroll
-  for (int u = 0; u < UNROLL; ++u)
-    if (i + u * BLOCK < sp.nvec) v = accumulate_vec<In, Acc, Op>(v, __ldg(body + i + u * BLOCK));
+    for (int u = 0; u < UNROLL; ++u) {
+      ok[u] = i + u * BLOCK < end;
+      if (ok[u]) r[u] = __ldg(body + i + u * BLOCK);
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+      if (ok[u]) v = accumulate_vec<In, Acc, Op>(v, r[u]);
+  }
   v = accumulate_head_tail<In, Acc, Op>(v, x, n, sp, static_cast<int64_t>(blockIdx.x) * BLOCK + tid);
   v = block_reduce<Acc, Op>(v, scratch);
 
@@ -67,12 +83,13 @@ __global__ void __launch_bounds__(BLOCK) single_pass_kernel(const In* __restrict
   }
   if (tid == 0) {
     partials[blockIdx.x] = v;
-    __threadfence();  // the partial is visible device-wide before the ticket is taken
-    is_last = atomicAdd(counter, 1u) == gridDim.x - 1;
+    // One acq_rel atomic instead of __threadfence + atomicAdd: it releases the partial above and,
+    // for the last block, acquires every other block's.
+    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> ticket(*counter);
+    is_last = ticket.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
   }
-  __syncthreads();
+  __syncthreads();  // orders the other threads' reads below after thread 0's acquire
   if (!is_last) return;
-  __threadfence();
   Acc w = identity<Acc, Op>();
   for (int b = tid; b < static_cast<int>(gridDim.x); b += BLOCK) w = combine<Acc, Op>(w, __ldcg(partials + b));
   w = block_reduce<Acc, Op>(w, scratch);
@@ -121,7 +138,7 @@ struct Config {
   int block, unroll;
 };
 // Compiled configurations. The first is the default of the tuning table (tuning.h chooses).
-constexpr Config kConfigs[] = {{512, 4}, {256, 4}, {256, 8}, {1024, 2}, {512, 2}, {512, 8}};
+constexpr Config kConfigs[] = {{512, 4}, {256, 4}, {256, 8}, {1024, 2}, {512, 2}, {512, 8}, {256, 2}, {128, 4}, {128, 2}};
 
 template <class In, int BLOCK, int UNROLL>
 auto kernel_ptr() {
@@ -177,6 +194,7 @@ cudaError_t run_config(const ReduceArgs& a, int block, int unroll) {
 #define RK_SP_CASE(B, U) \
   if (block == B && unroll == U) return run<In, B, U>(a);
   RK_SP_CASE(512, 4) RK_SP_CASE(256, 4) RK_SP_CASE(256, 8) RK_SP_CASE(1024, 2) RK_SP_CASE(512, 2) RK_SP_CASE(512, 8)
+  RK_SP_CASE(256, 2) RK_SP_CASE(128, 4) RK_SP_CASE(128, 2)
 #undef RK_SP_CASE
   return cudaErrorInvalidValue;
 }
@@ -189,10 +207,17 @@ bool single_pass_config_supported(int block, int unroll) {
   return false;
 }
 
+int single_pass_config_count() { return static_cast<int>(sizeof(kConfigs) / sizeof(kConfigs[0])); }
+
+void single_pass_config(int i, int* block, int* unroll) {
+  *block = kConfigs[i].block;
+  *unroll = kConfigs[i].unroll;
+}
+
 size_t single_pass_workspace(const ReduceArgs& a) {
-  // Partials of the largest grid any config can use: one wave of the smallest blocks (occupancy
-  // never exceeds 2048 threads/SM), or the grid asked for.
-  const int64_t g = a.grid > 0 ? a.grid : static_cast<int64_t>(a.num_sms) * (2048 / 256);
+  // Partials of the largest grid any config can use: one wave of the smallest (128-thread) blocks
+  // (occupancy never exceeds 2048 threads/SM), or the grid asked for.
+  const int64_t g = a.grid > 0 ? a.grid : static_cast<int64_t>(a.num_sms) * (2048 / 128);
   return align256(g * 8);
 }
 

@@ -17,6 +17,10 @@ from reducekit.bench import GRAPH_MAX_N, Buffers, time_cuda_eager, time_cuda_gra
 
 
 
+DTYPE_ENUM = {"bool": "Bool", "uint8": "UInt8", "int8": "Int8", "int16": "Int16", "int32": "Int32", "int64": "Int64",
+              "float16": "Float16", "bfloat16": "BFloat16", "float32": "Float32", "float64": "Float64"}
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16", "int8", "int32", "float64"])
@@ -54,6 +58,18 @@ def main():
                   f"{best:>16} {bt / row['torch']:10.3f} {bt / row['cub']:9.3f}", flush=True)
             del bufs
             torch.cuda.empty_cache()
+    print("\nSuggested csrc/tuning.h rows (fastest of single_pass configs and CUB per cell):")
+    for row in results:
+        best = row["best"]
+        bt = row["configs"][best]
+        if row["cub"] < bt * 0.99:
+            choice, t_best = "{Method::CubDevice, 0, 0, 0}", row["cub"]
+        else:
+            b, rest = best.split("x")
+            u, g = rest.split("@")
+            choice, t_best = f"{{Method::SinglePass, {b}, {u}, {g}}}", bt
+        print(f"    {{90, DType::{DTYPE_ENUM[row['dtype']]}, {row['n']}LL, {choice}}},  // {row['mode']}: {t_best:.2f} us; "
+              f"torch.sum {row['torch']:.2f}, CUB {row['cub']:.2f}")
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "tune.json"), "w") as f:
         json.dump({"gpu": props.name, "sms": sms, "rows": results}, f, indent=1)

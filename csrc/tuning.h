@@ -1,6 +1,6 @@
 // The `auto` dispatcher's tuning table: which kernel and configuration reduce a given dtype and
-// size fastest on a given architecture. Torch-free. Each entry carries the measurement that chose
-// it (benchmarks/results/h200/, NOTES.md); an entry without one is a default awaiting measurement.
+// size fastest on a given architecture. Torch-free. Each row carries the measurement that chose
+// it (benchmarks/tune.py on the H200; NOTES.md has the runs), as CUB's tuning policies do.
 #pragma once
 
 #include <cstdint>
@@ -15,26 +15,25 @@ struct AutoChoice {
 };
 
 struct TuningEntry {
-  int min_cc;            // compute capability (major*10+minor) this row applies from
-  int elem_bytes;        // input element size in bytes (1, 2, 4, 8); 0 = any
-  int64_t max_bytes;     // rows apply to inputs of at most this many bytes (in order)
+  int min_cc;       // compute capability (major*10+minor) the row applies from
+  DType dtype;      // DType::Count = any dtype
+  int64_t max_n;    // the row applies to inputs of at most this many elements
   AutoChoice choice;
 };
 
-// First matching row wins. Rows for sm_90 are measured on the H200 (132 SMs, 4.8 TB/s HBM3e).
+// First matching row wins: for one dtype, rows go by increasing max_n.
 inline constexpr TuningEntry kTuningTable[] = {
-    // Default for every architecture and size: one launch, 512 threads, 4 x 16-byte loads in
-    // flight per thread, one wave of blocks.
-    {0, 0, INT64_MAX, {Method::SinglePass, 512, 4, 0}},
+#include "tuning_sm90.inc"
+    // Every other architecture and size: one launch, 512 threads, 4 x 16-byte loads in flight per
+    // thread, one wave of blocks (the H200's best configuration at 2^28 and above for most dtypes).
+    {0, DType::Count, INT64_MAX, {Method::SinglePass, 512, 4, 0}},
 };
 
 inline AutoChoice choose_auto(DType dt, int64_t n, int cc) {
-  const int eb = dtype_bytes(dt);
-  const int64_t bytes = n * eb;
   for (const auto& row : kTuningTable) {
     if (cc < row.min_cc) continue;
-    if (row.elem_bytes != 0 && row.elem_bytes != eb) continue;
-    if (bytes > row.max_bytes) continue;
+    if (row.dtype != DType::Count && row.dtype != dt) continue;
+    if (n > row.max_n) continue;
     return row.choice;
   }
   return {Method::SinglePass, 0, 0, 0};

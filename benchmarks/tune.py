@@ -36,7 +36,7 @@ def main():
     from reducekit.bench import DTYPES
 
     results = []
-    print(f"{'dtype':9} {'N':>6} {'mode':5} {'torch':>9} {'cub':>9} {'default':>9} {'best':>9} {'config':>16} {'best/torch':>10} {'best/cub':>9}")
+    print(f"{'dtype':9} {'N':>6} {'mode':5} {'torch':>9} {'cub':>9} {'default':>9} {'best':>9} {'config':>16} {'best/torch':>10} {'best/cub':>9} {'no PDL':>9}")
     for dname in a.dtypes:
         for n in a.sizes:
             bufs = Buffers(n, DTYPES[dname], dev, cold)
@@ -52,10 +52,13 @@ def main():
                     row["configs"][f"{block}x{unroll}@{g}"] = t(lambda x, b=block, u=unroll, g=g: torch.ops.reducekit._single_pass(x, b, u, g))
             best = min(row["configs"], key=row["configs"].get)
             row["best"] = best
+            b, rest = best.split("x")
+            u, g = rest.split("@")
+            row["best_without_pdl"] = t(lambda x: torch.ops.reducekit._single_pass(x, int(b), int(u), int(g), False))
             results.append(row)
             bt = row["configs"][best]
             print(f"{dname:9} 2^{n.bit_length() - 1:<4} {mode:5} {row['torch']:9.2f} {row['cub']:9.2f} {row['auto']:9.2f} {bt:9.2f} "
-                  f"{best:>16} {bt / row['torch']:10.3f} {bt / row['cub']:9.3f}", flush=True)
+                  f"{best:>16} {bt / row['torch']:10.3f} {bt / row['cub']:9.3f} {row['best_without_pdl']:9.2f}", flush=True)
             del bufs
             torch.cuda.empty_cache()
     print("\nSuggested csrc/tuning.h rows (fastest of single_pass configs and CUB per cell):")

@@ -63,7 +63,7 @@ at::ScalarType to_scalar_type(DType d) {
     case DType::BFloat16: return at::kBFloat16;
     case DType::Float32: return at::kFloat;
     case DType::Float64: return at::kDouble;
-    default: TORCH_CHECK(false, "reducekit: internal error: bad dtype id ", static_cast<int>(d));
+    default: TORCH_CHECK(false, "reducekit: internal error: bad dtype id " + std::to_string(static_cast<int>(d)));
   }
 }
 
@@ -157,7 +157,7 @@ at::Tensor sum_reject(const at::Tensor& self, c10::string_view method) {
 TORCH_LIBRARY(reducekit, m) {
   m.def("sum(Tensor self, str method='auto') -> Tensor");
   // Tuning harness for single_pass (benchmarks/tune.py): fixed block, unroll and grid.
-  m.def("_single_pass(Tensor self, int block, int unroll, int grid) -> Tensor");
+  m.def("_single_pass(Tensor self, int block, int unroll, int grid, bool pdl=True) -> Tensor");
   // Read-bandwidth probe (benchmark ceiling): reads every byte of self, returns a 0-dim int64.
   m.def("_read_probe(Tensor self, int block, int unroll, int waves) -> Tensor");
 }

@@ -23,7 +23,7 @@ struct DeviceInfo {
 // SM count and compute capability, read once per device.
 const DeviceInfo& device_info(int device) {
   static std::array<DeviceInfo, 64> cache{};
-  TORCH_CHECK(device >= 0 && device < static_cast<int>(cache.size()), "reducekit: device index ", device, " out of range");
+  TORCH_CHECK(device >= 0 && device < static_cast<int>(cache.size()), "reducekit: device index " + std::to_string(device) + " out of range");
   DeviceInfo& d = cache[device];
   if (d.num_sms == 0) {
     int sms = 0, major = 0, minor = 0;
@@ -36,7 +36,7 @@ const DeviceInfo& device_info(int device) {
   return d;
 }
 
-at::Tensor reduce_cuda(const at::Tensor& self, Method m, DType dt, int block, int unroll, int grid) {
+at::Tensor reduce_cuda(const at::Tensor& self, Method m, DType dt, int block, int unroll, int grid, bool pdl = true) {
   const c10::cuda::CUDAGuard guard(self.device());
   const at::ScalarType res = result_dtype(self.scalar_type());
   const int64_t n = self.numel();
@@ -52,6 +52,8 @@ at::Tensor reduce_cuda(const at::Tensor& self, Method m, DType dt, int block, in
   a.stream = c10::cuda::getCurrentCUDAStream().stream();
   a.device = self.get_device();
   a.num_sms = dev.num_sms;
+  a.cc = dev.cc;
+  a.pdl = pdl;
   a.block = block;
   a.unroll = unroll;
   a.grid = grid;
@@ -91,28 +93,32 @@ at::Tensor sum_cuda(const at::Tensor& self, c10::string_view method) {
   return reduce_cuda(self, m, dt, 0, 0, 0);
 }
 
-at::Tensor single_pass_cuda(const at::Tensor& self, int64_t block, int64_t unroll, int64_t grid) {
+// Integers in error messages go through std::to_string: streaming an int64 with operator<<
+// segfaulted in libstdc++'s locale code on the H200 machine's toolchain (c10::str -> codecvt).
+at::Tensor single_pass_cuda(const at::Tensor& self, int64_t block, int64_t unroll, int64_t grid, bool pdl) {
   const DType dt = to_rk_dtype(self);
   TORCH_CHECK_VALUE(single_pass_config_supported(static_cast<int>(block), static_cast<int>(unroll)),
-                    "reducekit._single_pass: (block=", block, ", unroll=", unroll, ") is not a compiled configuration; ",
+                    "reducekit._single_pass: (block=" + std::to_string(block) + ", unroll=" + std::to_string(unroll) +
+                        ") is not a compiled configuration; ",
                     "see kConfigs in csrc/kernels/single_pass.cu.");
-  TORCH_CHECK_VALUE(grid >= 0 && grid <= (1 << 20), "reducekit._single_pass: grid=", grid,
+  TORCH_CHECK_VALUE(grid >= 0 && grid <= (1 << 20), "reducekit._single_pass: grid=" + std::to_string(grid) +
                     " is out of range; use 0 (one wave) or 1..1048576 blocks.");
-  return reduce_cuda(self, Method::SinglePass, dt, static_cast<int>(block), static_cast<int>(unroll), static_cast<int>(grid));
+  return reduce_cuda(self, Method::SinglePass, dt, static_cast<int>(block), static_cast<int>(unroll), static_cast<int>(grid), pdl);
 }
 
 at::Tensor read_probe_cuda(const at::Tensor& self, int64_t block, int64_t unroll, int64_t waves) {
   TORCH_CHECK_VALUE(self.is_contiguous() && reinterpret_cast<uintptr_t>(self.const_data_ptr()) % 16 == 0 && self.nbytes() % 16 == 0,
                     "reducekit._read_probe: input must be contiguous, 16-byte aligned, and a multiple of 16 bytes long");
   TORCH_CHECK_VALUE((block == 256 || block == 512 || block == 1024) && waves >= 1 && waves <= 64,
-                    "reducekit._read_probe: block must be 256, 512 or 1024 and waves 1..64, got block=", block, ", waves=", waves);
+                    "reducekit._read_probe: block must be 256, 512 or 1024 and waves 1..64, got block=" + std::to_string(block) +
+                        ", waves=" + std::to_string(waves));
   const c10::cuda::CUDAGuard guard(self.device());
   at::Tensor sink = at::zeros({}, self.options().dtype(at::kLong));
   const cudaError_t e = read_probe_launch(self.const_data_ptr(), static_cast<int64_t>(self.nbytes() / 16),
                                           reinterpret_cast<unsigned long long*>(sink.mutable_data_ptr()), static_cast<int>(block),
                                           static_cast<int>(unroll), static_cast<int>(waves), device_info(self.get_device()).num_sms,
                                           c10::cuda::getCurrentCUDAStream().stream());
-  TORCH_CHECK_VALUE(e != cudaErrorInvalidValue, "reducekit._read_probe: unroll must be 4, 8 or 16, got ", unroll);
+  TORCH_CHECK_VALUE(e != cudaErrorInvalidValue, "reducekit._read_probe: unroll must be 4, 8 or 16, got " + std::to_string(unroll));
   C10_CUDA_CHECK(e);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return sink;

@@ -20,7 +20,7 @@ def _sum_fake(self, method="auto"):
 
 
 @torch.library.register_fake("reducekit::_single_pass")
-def _single_pass_fake(self, block, unroll, grid):
+def _single_pass_fake(self, block, unroll, grid, pdl=True):
     return self.new_empty((), dtype=result_dtype(self.dtype))
 
 

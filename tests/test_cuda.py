@@ -193,8 +193,13 @@ def test_single_pass_configs_agree():
         for grid in (0, 1, 7, 1000):
             r = torch.ops.reducekit._single_pass(x[1:], block, unroll, grid)
             assert_sum_ok(r, x[1:], torch.float32)
-    with pytest.raises(ValueError, match="not a compiled configuration"):
+            assert same_bits(torch.ops.reducekit._single_pass(x[1:], block, unroll, grid, False), r), "PDL changed the result"
+    with pytest.raises(ValueError, match=r"\(block=384, unroll=4\) is not a compiled configuration"):
         torch.ops.reducekit._single_pass(x, 384, 4, 0)
+    with pytest.raises(ValueError, match="grid=-1 is out of range"):
+        torch.ops.reducekit._single_pass(x, 512, 4, -1)
+    with pytest.raises(ValueError, match="unroll must be 4, 8 or 16, got 3"):
+        torch.ops.reducekit._read_probe(x, 512, 3, 1)
 
 
 def test_auto_accuracy_beats_torch():

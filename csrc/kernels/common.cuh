@@ -253,6 +253,36 @@ inline size_t acc_bytes(DType d) {
   return d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32 ? 4 : 8;
 }
 
+// Programmatic dependent launch (sm_90+): a kernel launched with launch_maybe_pdl(pdl=true)
+// calls grid_dependency_wait() before touching global memory, and may call
+// allow_dependent_launch() once the next kernel can start launching. No-ops before sm_90.
+__device__ __forceinline__ void grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void allow_dependent_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
+template <class Kernel, class... Args>
+inline cudaError_t launch_maybe_pdl(Kernel kernel, dim3 grid, dim3 block, cudaStream_t stream, bool pdl, Args... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = pdl ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, kernel, args...);
+}
+
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline size_t align256(size_t b) { return (b + 255) & ~size_t(255); }
 

@@ -23,6 +23,8 @@ struct ReduceArgs {
   cudaStream_t stream = nullptr;
   int device = 0;
   int num_sms = 1;
+  int cc = 0;               // compute capability, major*10+minor
+  bool pdl = true;          // single_pass: programmatic dependent launch where cc >= 90
   // single_pass tuning; 0 picks the tuning-table value. Used by auto and the tuning harness.
   int block = 0, unroll = 0, grid = 0;
 };

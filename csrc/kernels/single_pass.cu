@@ -38,6 +38,9 @@ __global__ void __launch_bounds__(BLOCK) single_pass_kernel(const In* __restrict
                                                             Acc* __restrict__ partials, unsigned int* __restrict__ counter) {
   __shared__ Acc scratch[32];
   __shared__ bool is_last;
+  // Programmatic dependent launch (sm_90): this grid may be launched before the previous kernel
+  // in the stream has finished; wait for it before the first global memory access.
+  grid_dependency_wait();
   const VecSplit<In> sp(x, n);
   const uint4* __restrict__ body = reinterpret_cast<const uint4*>(x + sp.head);
   const int tid = threadIdx.x;
@@ -73,6 +76,9 @@ __global__ void __launch_bounds__(BLOCK) single_pass_kernel(const In* __restrict
       if (ok[u]) v = accumulate_vec<In, Acc, Op>(v, r[u]);
   }
   v = accumulate_head_tail<In, Acc, Op>(v, x, n, sp, static_cast<int64_t>(blockIdx.x) * BLOCK + tid);
+  // Loads issued: let the next PDL kernel in the stream start launching onto freed SMs (it still
+  // waits for this whole grid to complete before it touches memory).
+  allow_dependent_launch();
   v = block_reduce<Acc, Op>(v, scratch);
 
   if (gridDim.x == 1) {
@@ -183,8 +189,8 @@ cudaError_t run(const ReduceArgs& a) {
     unsigned int* base = slot >= 0 ? counters_base(a.device) : nullptr;
     if (base) counter = base + slot;
   }
-  kernel_ptr<In, BLOCK, UNROLL>()<<<static_cast<unsigned>(g), BLOCK, 0, a.stream>>>(x, a.n, out, partials, counter);
-  cudaError_t e = cudaGetLastError();
+  cudaError_t e = launch_maybe_pdl(kernel_ptr<In, BLOCK, UNROLL>(), dim3(static_cast<unsigned>(g)), dim3(BLOCK), a.stream,
+                                   a.pdl && a.cc >= 90, x, a.n, out, partials, counter);
   if (e != cudaSuccess || g == 1 || counter) return e;
   // No counter slot was free: the kernel wrote partials only; a second launch combines them in
   // the same order (a different block reduce shape, so possibly different last bits).

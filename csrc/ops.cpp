@@ -151,6 +151,26 @@ at::Tensor sum_reject(const at::Tensor& self, c10::string_view method) {
   TORCH_CHECK(false, "reducekit.sum: unsupported input");
 }
 
+// d(sum x)/dx_i = 1: the incoming scalar gradient broadcast to the input's shape. In C++ so that
+// a call that needs no gradient pays no Python round trip on the Autograd key.
+class SumBackward : public torch::autograd::Function<SumBackward> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& self, const std::string& method) {
+    ctx->saved_data["sizes"] = self.sym_sizes().vec();
+    at::AutoDispatchBelowADInplaceOrView below;
+    static auto op = c10::Dispatcher::singleton().findSchemaOrThrow("reducekit::sum", "").typed<at::Tensor(const at::Tensor&, c10::string_view)>();
+    return op.call(self, method);
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx, torch::autograd::variable_list grads) {
+    const auto sizes = ctx->saved_data["sizes"].toSymIntVector();
+    return {grads[0].expand_symint(sizes), at::Tensor()};
+  }
+};
+
+at::Tensor sum_autograd(const at::Tensor& self, c10::string_view method) {
+  return SumBackward::apply(self, std::string(method.data(), method.size()));
+}
+
 }  // namespace
 }  // namespace rk
 
@@ -163,6 +183,7 @@ TORCH_LIBRARY(reducekit, m) {
 }
 
 TORCH_LIBRARY_IMPL(reducekit, CPU, m) { m.impl("sum", &rk::sum_cpu); }
+TORCH_LIBRARY_IMPL(reducekit, Autograd, m) { m.impl("sum", &rk::sum_autograd); }
 TORCH_LIBRARY_IMPL(reducekit, SparseCPU, m) { m.impl("sum", &rk::sum_reject); }
 TORCH_LIBRARY_IMPL(reducekit, SparseCsrCPU, m) { m.impl("sum", &rk::sum_reject); }
 TORCH_LIBRARY_IMPL(reducekit, QuantizedCPU, m) { m.impl("sum", &rk::sum_reject); }

@@ -23,8 +23,8 @@ def benchmark(*args, **kwargs):
 
 
 def plot(*args, **kwargs):
-    """Plot benchmark rows; see reducekit.plot.plot."""
-    from .plot import plot as _plot
+    """Plot benchmark rows; see reducekit.plotting.plot."""
+    from .plotting import plot as _plot
 
     return _plot(*args, **kwargs)
 

@@ -413,7 +413,7 @@ def write_results(run: dict, out_dir: str, plots: bool = True) -> list[str]:
     paths.append(csv)
     if plots:
         try:
-            from .plot import save_plots
+            from .plotting import save_plots
 
             paths += save_plots(run, out_dir)
         except ImportError as e:

@@ -1,5 +1,5 @@
-"""reducekit.sum and its registrations with torch: fake (meta) kernel for torch.compile and
-autograd formula. The op itself, torch.ops.reducekit.sum, is defined in C++ (csrc/ops.cpp)."""
+"""reducekit.sum and its fake (meta) kernels for torch.compile. The op itself,
+torch.ops.reducekit.sum, and its autograd formula are defined in C++ (csrc/ops.cpp)."""
 from __future__ import annotations
 
 import torch
@@ -29,16 +29,8 @@ def _read_probe_fake(self, block, unroll, waves):
     return self.new_empty((), dtype=torch.int64)
 
 
-def _setup_context(ctx, inputs, output):
-    ctx.shape = inputs[0].shape
-
-
-def _backward(ctx, grad):
-    # d(sum x)/dx_i = 1: the incoming scalar gradient broadcast to the input's shape.
-    return grad.expand(ctx.shape), None
-
-
-torch.library.register_autograd("reducekit::sum", _backward, setup_context=_setup_context)
+# The autograd formula is registered in C++ (csrc/ops.cpp, SumBackward): no Python on the
+# Autograd key, so calls that need no gradient pay nothing for it.
 
 _compiling = torch.compiler.is_compiling
 _fast_sum = _C.sum

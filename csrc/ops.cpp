@@ -168,6 +168,12 @@ class SumBackward : public torch::autograd::Function<SumBackward> {
 };
 
 at::Tensor sum_autograd(const at::Tensor& self, c10::string_view method) {
+  if (!(at::GradMode::is_enabled() && self.requires_grad())) {
+    // No graph to record: skip the autograd Function (a heap node and a saved-data map per call).
+    at::AutoDispatchBelowADInplaceOrView below;
+    static auto op = c10::Dispatcher::singleton().findSchemaOrThrow("reducekit::sum", "").typed<at::Tensor(const at::Tensor&, c10::string_view)>();
+    return op.call(self, method);
+  }
   return SumBackward::apply(self, std::string(method.data(), method.size()));
 }
 

@@ -50,7 +50,7 @@ Family family(Method m) {
 }
 }  // namespace
 
-size_t workspace_bytes(Method m, const ReduceArgs& a) {
+size_t workspace_bytes(Method m, ReduceArgs& a) {
   switch (family(m)) {
     case Family::Atomics: return atomics_workspace(m, a);
     case Family::Trees: return trees_workspace(m, a);

@@ -25,6 +25,7 @@ struct ReduceArgs {
   int num_sms = 1;
   int cc = 0;               // compute capability, major*10+minor
   bool pdl = true;          // single_pass: programmatic dependent launch where cc >= 90
+  int slot = -1;            // single_pass: per-stream counter/partials slot, set by workspace_bytes
   // single_pass tuning; 0 picks the tuning-table value. Used by auto and the tuning harness.
   int block = 0, unroll = 0, grid = 0;
 };
@@ -35,7 +36,9 @@ DType acc_dtype(DType in);
 // The dtype `ReduceArgs::out` points to for this method: the result dtype of torch.sum for
 // single_pass (and auto), the accumulator dtype for every other method.
 DType out_dtype(Method m, DType in);
-size_t workspace_bytes(Method m, const ReduceArgs& a);
+// For single_pass this also claims the stream's counter slot (recorded in a.slot): call it
+// before launch(), with the stream the launch will use.
+size_t workspace_bytes(Method m, ReduceArgs& a);
 size_t host_workspace_bytes(Method m, const ReduceArgs& a);
 // Enqueues the reduction on a.stream. Never synchronizes, except for Method::HostFinal.
 // Method::Auto must be resolved by the caller (see tuning.h) before calling.
@@ -63,7 +66,7 @@ size_t grid_stride_host_workspace(Method m, const ReduceArgs& a);
 cudaError_t grid_stride_launch(Method m, const ReduceArgs& a);
 size_t cub_workspace(Method m, const ReduceArgs& a);
 cudaError_t cub_launch(Method m, const ReduceArgs& a);
-size_t single_pass_workspace(const ReduceArgs& a);
+size_t single_pass_workspace(ReduceArgs& a);
 cudaError_t single_pass_launch(const ReduceArgs& a);
 
 }  // namespace rk

@@ -357,6 +357,10 @@ def markdown(run: dict) -> str:
         out.append(f"Read ceiling, measured in this run: **{c['gbps'] / 1e3:.3f} TB/s** (pure read probe over "
                    f"{c['bytes'] / 2**30:.1f} GiB, block {c['block']}, unroll {c['unroll']}, {c['waves']} wave(s)). "
                    f"Cold L2: {env['cold_l2']}. Times are medians of batch averages, CUDA events.")
+    if len([c for c in env.get("ceilings", []) if c]) > 1:
+        out.append("This report merges " + env["merged"] + "; read ceilings measured in each run: "
+                   + ", ".join(f"{c['gbps'] / 1e3:.3f} TB/s" for c in env["ceilings"] if c)
+                   + ". Each row's percent of ceiling uses its own run's ceiling.")
     if "note" in env:
         out.append(f"**{env['note']}.**")
     out.append("")
@@ -436,6 +440,17 @@ def summary(run: dict) -> str:
     return "\n".join(lines)
 
 
+def merge_runs(runs: list[dict]) -> dict:
+    """One report from several sweeps (for example dtypes split over two GPU calls). Each row keeps
+    the percent-of-ceiling of its own run; env["ceilings"] lists every run's ceiling."""
+    env = dict(runs[0]["env"])
+    env["ceilings"] = [r["env"].get("ceiling") for r in runs]
+    if len(runs) > 1:
+        env["merged"] = f"{len(runs)} runs: " + "; ".join(
+            f"{', '.join(dict.fromkeys(x['dtype'] for x in r['rows']))} at {r['env']['date']}" for r in runs)
+    return {"env": env, "rows": [row for r in runs for row in r["rows"]]}
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description="Time reducekit methods against torch.sum and CUB.")
     p.add_argument("--quick", action="store_true", help="float32 and int32 at 2^16, 2^20, 2^24, 2^28, all methods (under a minute on an H200)")
@@ -447,9 +462,13 @@ def main(argv=None):
     p.add_argument("--out", default=None, help="directory for results.md/json/csv and plots")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--merge", nargs="+", metavar="RESULTS_JSON", help="no timing: merge earlier results.json files into --out")
     a = p.parse_args(argv)
-    run = benchmark_run(a.methods, a.dtypes, a.sizes, modes=tuple(a.modes), quick=a.quick, progress=not a.no_progress,
-                        slow_ms=a.slow_ms)
+    if a.merge:
+        run = merge_runs([json.load(open(f)) for f in a.merge])
+    else:
+        run = benchmark_run(a.methods, a.dtypes, a.sizes, modes=tuple(a.modes), quick=a.quick, progress=not a.no_progress,
+                            slow_ms=a.slow_ms)
     if a.out:
         for path in write_results(run, a.out, plots=not a.no_plots):
             print(f"wrote {path}")

@@ -33,10 +33,12 @@ if has test; then
   tail -3 "$OUT/res/tests.log" >>"$OUT/summary.txt"
 fi
 if has sanitize; then
-  log "compute-sanitizer (memcheck, synccheck) on small sizes"
-  for tool in memcheck synccheck racecheck; do
-    (cd tests && timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 python3 -m pytest -q -p no:cacheprovider -x \
-      "test_cuda.py::test_matrix" -k "(-33- or -1025- or -1-) and (float32 or int8 or float16)" 2>&1) | tail -5 | tee -a "$OUT/res/sanitizer.log"
+  log "compute-sanitizer (memcheck, racecheck, synccheck): every method at sizes 33 and 1025"
+  for tool in memcheck racecheck synccheck; do
+    echo "-- $tool" | tee -a "$OUT/res/sanitizer.log"
+    (cd tests && timeout ${SANITIZE_TIMEOUT:-150} compute-sanitizer --tool $tool --error-exitcode 9 python3 -m pytest -q -p no:cacheprovider \
+      test_cuda.py -k "test_matrix and (1025 or 33) and (float32 or int8 or float16)" 2>&1) | tail -4 | tee -a "$OUT/res/sanitizer.log"
+    echo "   exit ${PIPESTATUS[0]}" | tee -a "$OUT/res/sanitizer.log"
   done
   tail -20 "$OUT/res/sanitizer.log" >>"$OUT/summary.txt"
 fi

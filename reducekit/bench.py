@@ -34,7 +34,7 @@ DTYPES = {
 }
 DEFAULT_SIZES = [2**k for k in range(16, 31)]
 QUICK_SIZES = [2**16, 2**20, 2**24, 2**28]
-CPU_SIZES = [2**k for k in range(12, 25, 4)]
+CPU_SIZES = [2**k for k in range(12, 25, 4)]  # without a GPU, quick or not
 GRAPH_MAX_N = 2**22
 TORCH = "torch.sum"
 CUB = "cub_device"
@@ -272,7 +272,9 @@ def benchmark_run(methods=None, dtypes=None, sizes=None, device=None, modes=("ea
     if TORCH not in methods:
         methods = [TORCH] + methods
     dtypes = list(dtypes) if dtypes else (["float32", "int32"] if quick else list(DTYPES))
-    sizes = list(sizes) if sizes else (QUICK_SIZES if quick else (DEFAULT_SIZES if on_gpu else CPU_SIZES))
+    if not sizes:
+        sizes = (QUICK_SIZES if quick else DEFAULT_SIZES) if on_gpu else CPU_SIZES
+    sizes = list(sizes)
     if quick:
         budget_s = min(budget_s, 0.1)
     ceiling_gbps = env.get("ceiling", {}).get("gbps")

@@ -242,6 +242,19 @@ inline cudaError_t finish_partials(const Acc* partials, int64_t count, Out* out,
   return cudaGetLastError();
 }
 
+// The per-block kernels' epilogue: `launch(grid, partials)` enqueues a kernel that writes one
+// partial per block; with a single block the partial is the result itself, otherwise
+// finish_partials combines them. Workspace: partials_workspace(grid, dtype).
+template <class Acc, class Op, class Launch>
+inline cudaError_t launch_then_finish(int64_t grid, const ReduceArgs& a, Launch&& launch) {
+  auto* out = static_cast<Acc*>(a.out);
+  Acc* partials = grid == 1 ? out : static_cast<Acc*>(a.workspace);
+  launch(dim3(static_cast<unsigned>(grid)), partials);
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess || grid == 1) return e;
+  return finish_partials<Acc, Op>(partials, grid, out, a.stream);
+}
+
 template <class Acc, class Op>
 inline cudaError_t init_result(Acc* out, int* lock, cudaStream_t s) {
   init_result_kernel<Acc, Op><<<1, 1, 0, s>>>(out, lock);
@@ -285,6 +298,9 @@ inline cudaError_t launch_maybe_pdl(Kernel kernel, dim3 grid, dim3 block, cudaSt
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline size_t align256(size_t b) { return (b + 255) & ~size_t(255); }
+
+// Workspace of launch_then_finish: none for one block, else one accumulator per block.
+inline size_t partials_workspace(int64_t grid, DType d) { return grid == 1 ? 0 : align256(grid * acc_bytes(d)); }
 
 // Blocks for a bounded grid-stride kernel: enough to fill every SM, never more than the work.
 inline int64_t bounded_grid(int64_t n, int block, int num_sms, int blocks_per_sm) {

@@ -149,31 +149,21 @@ TreePlan tree_plan(Method m, int64_t n) {
 template <class In, class Acc, class Op>
 cudaError_t run(Method m, const ReduceArgs& a) {
   const auto* x = static_cast<const In*>(a.in);
-  auto* out = static_cast<Acc*>(a.out);
-  const TreePlan p = tree_plan(m, a.n);
-  // One block: it writes the result itself and no second launch is needed.
-  Acc* partials = p.grid == 1 ? out : static_cast<Acc*>(a.workspace);
-  const dim3 grid(static_cast<unsigned>(p.grid));
-  switch (m) {
-    case Method::TreeInterleaved: tree_interleaved_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
-    case Method::TreeStrided: tree_strided_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
-    case Method::TreeSequential: tree_sequential_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
-    case Method::FirstAdd: first_add_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
-    case Method::WarpUnroll: warp_unroll_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
-    case Method::FullUnroll: full_unroll_kernel<In, Acc, Op, kBlock><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
-    default: return cudaErrorInvalidValue;
-  }
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess || p.grid == 1) return e;
-  return finish_partials<Acc, Op>(partials, p.grid, out, a.stream);
+  return launch_then_finish<Acc, Op>(tree_plan(m, a.n).grid, a, [&](dim3 grid, Acc* partials) {
+    switch (m) {
+      case Method::TreeInterleaved: tree_interleaved_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
+      case Method::TreeStrided: tree_strided_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
+      case Method::TreeSequential: tree_sequential_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
+      case Method::FirstAdd: first_add_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
+      case Method::WarpUnroll: warp_unroll_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
+      default: full_unroll_kernel<In, Acc, Op, kBlock><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
+    }
+  });
 }
 
 }  // namespace
 
-size_t trees_workspace(Method m, const ReduceArgs& a) {
-  const TreePlan p = tree_plan(m, a.n);
-  return p.grid == 1 ? 0 : align256(p.grid * acc_bytes(a.dtype));
-}
+size_t trees_workspace(Method m, const ReduceArgs& a) { return partials_workspace(tree_plan(m, a.n).grid, a.dtype); }
 
 cudaError_t trees_launch(Method m, const ReduceArgs& a) {
   if (tree_plan(m, a.n).grid > 0x7fffffff) return cudaErrorInvalidConfiguration;

@@ -125,29 +125,20 @@ int64_t warp_grid(Method m, int64_t n) {
 template <class In, class Acc, class Op>
 cudaError_t run(Method m, const ReduceArgs& a) {
   const auto* x = static_cast<const In*>(a.in);
-  auto* out = static_cast<Acc*>(a.out);
-  const int64_t g = warp_grid(m, a.n);
-  Acc* partials = g == 1 ? out : static_cast<Acc*>(a.workspace);
-  const dim3 grid(static_cast<unsigned>(g));
-  switch (m) {
-    case Method::Shuffle: shuffle_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
-    case Method::Butterfly: butterfly_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
-    case Method::Cg: cg_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
-    case Method::CgUnroll2: cg_unroll2_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
-    case Method::Coarsened: coarsened_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
-    default: return cudaErrorInvalidValue;
-  }
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess || g == 1) return e;
-  return finish_partials<Acc, Op>(partials, g, out, a.stream);
+  return launch_then_finish<Acc, Op>(warp_grid(m, a.n), a, [&](dim3 grid, Acc* partials) {
+    switch (m) {
+      case Method::Shuffle: shuffle_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
+      case Method::Butterfly: butterfly_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
+      case Method::Cg: cg_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
+      case Method::CgUnroll2: cg_unroll2_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
+      default: coarsened_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
+    }
+  });
 }
 
 }  // namespace
 
-size_t warp_workspace(Method m, const ReduceArgs& a) {
-  const int64_t g = warp_grid(m, a.n);
-  return g == 1 ? 0 : align256(g * acc_bytes(a.dtype));
-}
+size_t warp_workspace(Method m, const ReduceArgs& a) { return partials_workspace(warp_grid(m, a.n), a.dtype); }
 
 cudaError_t warp_launch(Method m, const ReduceArgs& a) {
   if (warp_grid(m, a.n) > 0x7fffffff) return cudaErrorInvalidConfiguration;

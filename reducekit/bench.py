@@ -428,17 +428,22 @@ def write_results(run: dict, out_dir: str, plots: bool = True) -> list[str]:
 
 
 def summary(run: dict) -> str:
-    """A short table for the terminal: auto, torch.sum and CUB per dtype at each size."""
+    """A short table for the terminal: auto, torch.sum and CUB per dtype and size ("-": not timed)."""
     rows = run["rows"]
+    idx = {(r["dtype"], r["n"], r["mode"], r["method"]): r for r in rows}
+
+    def us(r):
+        return f"{r['time_us']:9.1f}us" if r else f"{'-':>11}"
+
     lines = [f"{'dtype':9} {'N':>6} {'mode':6} {'torch.sum':>11} {'cub':>11} {'auto':>11} {'auto/torch':>10} {'auto %ceil':>10}"]
     for r in rows:
         if r["method"] != "auto":
             continue
-        t = next((x for x in rows if x["dtype"] == r["dtype"] and x["n"] == r["n"] and x["mode"] == r["mode"] and x["method"] == TORCH), None)
-        c = next((x for x in rows if x["dtype"] == r["dtype"] and x["n"] == r["n"] and x["mode"] == r["mode"] and x["method"] == CUB), None)
-        lines.append(f"{r['dtype']:9} {_n_label(r['n']):>6} {r['mode']:6} {t['time_us'] if t else float('nan'):>9.1f}us "
-                     f"{c['time_us'] if c else float('nan'):>9.1f}us {r['time_us']:>9.1f}us {r['time_us'] / t['time_us'] if t else float('nan'):>10.3f} "
-                     f"{r['pct_ceiling'] if r['pct_ceiling'] is not None else float('nan'):>10}")
+        key = (r["dtype"], r["n"], r["mode"])
+        t, c = idx.get(key + (TORCH,)), idx.get(key + (CUB,))
+        ratio = f"{r['time_us'] / t['time_us']:10.3f}" if t else f"{'-':>10}"
+        pct = f"{r['pct_ceiling']:10.1f}" if r["pct_ceiling"] is not None else f"{'-':>10}"
+        lines.append(f"{r['dtype']:9} {_n_label(r['n']):>6} {r['mode']:6} {us(t)} {us(c)} {us(r)} {ratio} {pct}")
     return "\n".join(lines)
 
 

@@ -136,20 +136,16 @@ __global__ void __launch_bounds__(B) full_unroll_kernel(const In* __restrict__ x
   }
 }
 
-struct TreePlan {
-  int64_t per_block;  // input elements per block
-  int64_t grid;
-};
-
-TreePlan tree_plan(Method m, int64_t n) {
+// Blocks: one per kBlock elements, or per 2*kBlock for the kernels that add two while loading.
+int64_t tree_grid(Method m, int64_t n) {
   const int64_t per_block = (m == Method::FirstAdd || m == Method::WarpUnroll || m == Method::FullUnroll) ? 2 * kBlock : kBlock;
-  return {per_block, ceil_div(n, per_block)};
+  return ceil_div(n, per_block);
 }
 
 template <class In, class Acc, class Op>
 cudaError_t run(Method m, const ReduceArgs& a) {
   const auto* x = static_cast<const In*>(a.in);
-  return launch_then_finish<Acc, Op>(tree_plan(m, a.n).grid, a, [&](dim3 grid, Acc* partials) {
+  return launch_then_finish<Acc, Op>(tree_grid(m, a.n), a, [&](dim3 grid, Acc* partials) {
     switch (m) {
       case Method::TreeInterleaved: tree_interleaved_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
       case Method::TreeStrided: tree_strided_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
@@ -163,10 +159,10 @@ cudaError_t run(Method m, const ReduceArgs& a) {
 
 }  // namespace
 
-size_t trees_workspace(Method m, const ReduceArgs& a) { return partials_workspace(tree_plan(m, a.n).grid, a.dtype); }
+size_t trees_workspace(Method m, const ReduceArgs& a) { return partials_workspace(tree_grid(m, a.n), a.dtype); }
 
 cudaError_t trees_launch(Method m, const ReduceArgs& a) {
-  if (tree_plan(m, a.n).grid > 0x7fffffff) return cudaErrorInvalidConfiguration;
+  if (tree_grid(m, a.n) > 0x7fffffff) return cudaErrorInvalidConfiguration;
   return dispatch_dtype(a.dtype, [&](auto t) {
     using T = decltype(t);
     return run<typename T::In, typename T::Acc, SumOp>(m, a);

@@ -151,15 +151,26 @@ at::Tensor sum_reject(const at::Tensor& self, c10::string_view method) {
   TORCH_CHECK(false, "reducekit.sum: unsupported input");
 }
 
+// The typed dispatcher handle of reducekit::sum, looked up once.
+const c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, c10::string_view)>& sum_op() {
+  static const auto op =
+      c10::Dispatcher::singleton().findSchemaOrThrow("reducekit::sum", "").typed<at::Tensor(const at::Tensor&, c10::string_view)>();
+  return op;
+}
+
+// reducekit::sum with the Autograd key already handled: straight to the CPU/CUDA kernel.
+at::Tensor sum_below_autograd(const at::Tensor& self, c10::string_view method) {
+  at::AutoDispatchBelowADInplaceOrView below;
+  return sum_op().call(self, method);
+}
+
 // d(sum x)/dx_i = 1: the incoming scalar gradient broadcast to the input's shape. In C++ so that
 // a call that needs no gradient pays no Python round trip on the Autograd key.
 class SumBackward : public torch::autograd::Function<SumBackward> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& self, const std::string& method) {
     ctx->saved_data["sizes"] = self.sym_sizes().vec();
-    at::AutoDispatchBelowADInplaceOrView below;
-    static auto op = c10::Dispatcher::singleton().findSchemaOrThrow("reducekit::sum", "").typed<at::Tensor(const at::Tensor&, c10::string_view)>();
-    return op.call(self, method);
+    return sum_below_autograd(self, method);
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx, torch::autograd::variable_list grads) {
     const auto sizes = ctx->saved_data["sizes"].toSymIntVector();
@@ -170,9 +181,7 @@ class SumBackward : public torch::autograd::Function<SumBackward> {
 at::Tensor sum_autograd(const at::Tensor& self, c10::string_view method) {
   if (!(at::GradMode::is_enabled() && self.requires_grad())) {
     // No graph to record: skip the autograd Function (a heap node and a saved-data map per call).
-    at::AutoDispatchBelowADInplaceOrView below;
-    static auto op = c10::Dispatcher::singleton().findSchemaOrThrow("reducekit::sum", "").typed<at::Tensor(const at::Tensor&, c10::string_view)>();
-    return op.call(self, method);
+    return sum_below_autograd(self, method);
   }
   return SumBackward::apply(self, std::string(method.data(), method.size()));
 }
@@ -200,10 +209,7 @@ TORCH_LIBRARY_IMPL(reducekit, QuantizedCUDA, m) { m.impl("sum", &rk::sum_reject)
 namespace {
 // The fast Python entry: a typed dispatcher call (autograd, fake tensors and every other
 // dispatch key still apply) without the boxed torch.ops Python path, which costs microseconds.
-at::Tensor sum_entry(const at::Tensor& self, const std::string& method) {
-  static auto op = c10::Dispatcher::singleton().findSchemaOrThrow("reducekit::sum", "").typed<at::Tensor(const at::Tensor&, c10::string_view)>();
-  return op.call(self, method);
-}
+at::Tensor sum_entry(const at::Tensor& self, const std::string& method) { return rk::sum_op().call(self, method); }
 }  // namespace
 
 PYBIND11_MODULE(_C, m) {

@@ -161,8 +161,12 @@ const SymbolBases& symbol_bases(int device) {
 struct Config {
   int block, unroll;
 };
-// Compiled configurations. The first is the default of the tuning table (tuning.h chooses).
-constexpr Config kConfigs[] = {{512, 4}, {256, 4}, {256, 8}, {1024, 2}, {512, 2}, {512, 8}, {256, 2}, {128, 4}, {128, 2}};
+// Compiled configurations (block, unroll), one list for the table below and the dispatch in
+// run_config. The first is the default when no block/unroll is given.
+#define RK_SP_CONFIGS(X) X(512, 4) X(256, 4) X(256, 8) X(1024, 2) X(512, 2) X(512, 8) X(256, 2) X(128, 4) X(128, 2)
+#define RK_SP_CONFIG_ROW(B, U) {B, U},
+constexpr Config kConfigs[] = {RK_SP_CONFIGS(RK_SP_CONFIG_ROW)};
+#undef RK_SP_CONFIG_ROW
 
 template <class In, int BLOCK, int UNROLL>
 auto kernel_ptr() {
@@ -219,8 +223,7 @@ template <class In>
 cudaError_t run_config(const ReduceArgs& a, int block, int unroll) {
 #define RK_SP_CASE(B, U) \
   if (block == B && unroll == U) return run<In, B, U>(a);
-  RK_SP_CASE(512, 4) RK_SP_CASE(256, 4) RK_SP_CASE(256, 8) RK_SP_CASE(1024, 2) RK_SP_CASE(512, 2) RK_SP_CASE(512, 8)
-  RK_SP_CASE(256, 2) RK_SP_CASE(128, 4) RK_SP_CASE(128, 2)
+  RK_SP_CONFIGS(RK_SP_CASE)
 #undef RK_SP_CASE
   return cudaErrorInvalidValue;
 }

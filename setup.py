@@ -5,9 +5,12 @@ With a CUDA build of torch and nvcc (CUDA_HOME) present, builds the CUDA kernels
 Build with `pip install --no-build-isolation .` so that the extension is compiled against the
 torch already installed (build isolation would fetch another one).
 Set REDUCEKIT_FORCE_CPU=1 to skip CUDA, TORCH_CUDA_ARCH_LIST to choose GPU targets.
+REDUCEKIT_FAULT=<name> compiles in one planted fault (csrc/kernels/faults.h) for
+benchmarks/faults.py; never set it for a build you use.
 """
 import glob
 import os
+import re
 import sys
 
 from setuptools import find_packages, setup
@@ -31,13 +34,27 @@ def with_cuda() -> bool:
     return torch.version.cuda is not None and CUDA_HOME is not None
 
 
+def fault_define() -> list[str]:
+    """-DRK_FAULT=<index> for REDUCEKIT_FAULT=<name>, checked against csrc/kernels/faults.h."""
+    name = os.environ.get("REDUCEKIT_FAULT", "none") or "none"
+    with open(os.path.join(ROOT, "csrc", "kernels", "faults.h")) as f:
+        names = re.findall(r'^\s*X\(\w+, "([a-z0-9_]+)"', f.read(), flags=re.M)
+    if name not in names:
+        sys.exit(f"REDUCEKIT_FAULT={name!r} is not a planted fault; valid names: {', '.join(names)}")
+    if name == "none":
+        return []
+    print(f"*** reducekit: building with PLANTED FAULT {name!r}: results will be wrong on purpose ***", file=sys.stderr)
+    return [f"-DRK_FAULT={names.index(name)}"]
+
+
 def extension():
     include_dirs = [os.path.join(ROOT, "csrc")]
-    cxx = ["-O3"]
+    fault = fault_define()
+    cxx = ["-O3"] + fault
     if not with_cuda():
         return CppExtension("reducekit._C", ["csrc/ops.cpp"], include_dirs=include_dirs, extra_compile_args={"cxx": cxx})
     sources = ["csrc/ops.cpp", "csrc/ops_cuda.cpp", "csrc/kernels/launch.cpp"] + sorted(glob.glob("csrc/kernels/*.cu"))
-    nvcc = ["-O3", "-lineinfo", "-Xptxas=-warn-spills"]
+    nvcc = ["-O3", "-lineinfo", "-Xptxas=-warn-spills"] + fault
     return CUDAExtension(
         "reducekit._C",
         sources,

@@ -94,7 +94,9 @@ cudaError_t run(Method m, const ReduceArgs& a) {
   const auto* x = static_cast<const In*>(a.in);
   auto* out = static_cast<Acc*>(a.out);
   int* lock = m == Method::Lock ? static_cast<int*>(a.workspace) : nullptr;
-  cudaError_t e = init_result<Acc, Op>(out, lock, a.stream);
+  // Planted fault skip_init: the atomics add onto whatever `out` held (the lock is still cleared,
+  // so the fault is a wrong sum, not a hang).
+  cudaError_t e = init_result<Acc, Op>(RK_FAULT_IS(SkipInit) ? nullptr : out, lock, a.stream);
   if (e != cudaSuccess) return e;
   const dim3 grid(static_cast<unsigned>(atomics_grid(m, a)));
   switch (m) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "faults.h"
 #include "launchers.h"
 
 namespace rk {
@@ -66,9 +67,18 @@ __device__ __forceinline__ Out from_acc(Acc v) {
 // min/max/prod need a new Op struct, not new kernels.
 struct SumOp {
   template <class T>
-  __device__ __forceinline__ static T identity() { return T(0); }
+  __device__ __forceinline__ static T identity() { return T(RK_FAULT_IS(WrongIdentity) ? 1 : 0); }
+  // Signed integers add as unsigned: overflow wraps around as torch.sum's does, where a signed
+  // overflow would be undefined behaviour.
   template <class T>
-  __device__ __forceinline__ static T combine(T a, T b) { return a + b; }
+  __device__ __forceinline__ static T combine(T a, T b) {
+    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+      using U = std::make_unsigned_t<T>;
+      return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+    } else {
+      return a + b;
+    }
+  }
   template <class T>
   __device__ __forceinline__ static void atomic_combine(T* addr, T v) {
     if constexpr (std::is_same_v<T, int64_t>) {
@@ -119,7 +129,9 @@ __device__ __forceinline__ Acc block_reduce(Acc v, Acc* scratch) {
   const int nthreads = blockDim.x, nwarps = (nthreads + 31) >> 5;
   const int width = min(32, nthreads - warp * 32);
   v = warp_reduce<Acc, Op>(v, width);
-  if (lane == 0) scratch[warp] = v;
+  bool post = lane == 0;
+  if constexpr (RK_FAULT_IS(WarpPostPrecedence)) post = tid & 31 == 0;  // planted: parses as tid & (31 == 0)
+  if (post) scratch[warp] = v;
   __syncthreads();
   if (warp == 0) {
     v = lane < nwarps ? scratch[lane] : identity<Acc, Op>();
@@ -200,7 +212,9 @@ template <class In, class Acc, class Op>
 __device__ __forceinline__ Acc accumulate_head_tail(Acc acc, const In* __restrict__ x, int64_t n,
                                                     const VecSplit<In>& sp, int64_t gtid) {
   if (gtid < sp.head) acc = combine<Acc, Op>(acc, to_acc<Acc>(x[gtid]));
-  if (gtid < sp.tail) acc = combine<Acc, Op>(acc, to_acc<Acc>(x[n - sp.tail + gtid]));
+  if constexpr (RK_FAULT_IS(DropVecTail)) return acc;  // planted: the tail is never read
+  const int64_t tail = RK_FAULT_IS(ReadPastEnd) ? sp.tail + 1 : sp.tail;  // planted: x[n] is summed
+  if (gtid < tail) acc = combine<Acc, Op>(acc, to_acc<Acc>(x[n - sp.tail + gtid]));
   return acc;
 }
 
@@ -209,8 +223,9 @@ __device__ __forceinline__ Acc accumulate_head_tail(Acc acc, const In* __restric
 template <class In, class Acc, class Op>
 __device__ __forceinline__ Acc grid_stride_sum(const In* __restrict__ x, int64_t n) {
   Acc v = identity<Acc, Op>();
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+  using Index = std::conditional_t<RK_FAULT_IS(Index32), int, int64_t>;  // planted: 32-bit indices
+  const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
+  for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
     v = combine<Acc, Op>(v, to_acc<Acc>(x[i]));
   return v;
 }
@@ -218,7 +233,7 @@ __device__ __forceinline__ Acc grid_stride_sum(const In* __restrict__ x, int64_t
 // Writes the identity into out (the accumulator of the atomic finishes) and clears a lock word.
 template <class Acc, class Op>
 __global__ void init_result_kernel(Acc* out, int* lock) {
-  *out = identity<Acc, Op>();
+  if (out) *out = identity<Acc, Op>();
   if (lock) *lock = 0;
 }
 
@@ -229,6 +244,7 @@ template <class Acc, class Op, class Out>
 __global__ void finish_partials_kernel(const Acc* __restrict__ partials, int64_t count, Out* __restrict__ out) {
   __shared__ Acc scratch[32];
   Acc v = identity<Acc, Op>();
+  if constexpr (RK_FAULT_IS(FinishDropLast)) --count;  // planted: the last partial is lost
   for (int64_t i = threadIdx.x; i < count; i += blockDim.x) v = combine<Acc, Op>(v, partials[i]);
   v = block_reduce<Acc, Op>(v, scratch);
   if (threadIdx.x == 0) *out = from_acc<Out>(v);

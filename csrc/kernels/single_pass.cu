@@ -24,7 +24,10 @@ namespace {
 template <class In> struct SinglePassTypes { using Acc = int64_t; using Out = int64_t; };
 template <> struct SinglePassTypes<__half> { using Acc = float; using Out = __half; };
 template <> struct SinglePassTypes<__nv_bfloat16> { using Acc = float; using Out = __nv_bfloat16; };
-template <> struct SinglePassTypes<float> { using Acc = double; using Out = float; };
+template <> struct SinglePassTypes<float> {
+  using Acc = std::conditional_t<RK_FAULT_IS(Float32Acc), float, double>;  // planted: float32 accumulator
+  using Out = float;
+};
 template <> struct SinglePassTypes<double> { using Acc = double; using Out = double; };
 
 constexpr int kMaxSlots = 1 << 16;
@@ -38,6 +41,8 @@ __device__ unsigned int g_counters[kMaxSlots];
 constexpr int kPartialSlots = 128;
 constexpr int kMaxStaticGrid = 4096;
 __device__ double g_partials[kPartialSlots][kMaxStaticGrid];  // 4 MiB; double is the widest Acc
+// Planted fault arrival_order only: one accumulator per slot that blocks add into as they arrive.
+__device__ double g_arrival_acc[RK_FAULT_IS(ArrivalOrder) ? kMaxSlots : 1];
 
 template <class In, class Acc, class Out, class Op, int BLOCK, int UNROLL>
 __global__ void __launch_bounds__(BLOCK) single_pass_kernel(const In* __restrict__ x, int64_t n, Out* __restrict__ out,
@@ -86,6 +91,9 @@ __global__ void __launch_bounds__(BLOCK) single_pass_kernel(const In* __restrict
   // waits for this whole grid to complete before it touches memory).
   allow_dependent_launch();
   v = block_reduce<Acc, Op>(v, scratch);
+  if constexpr (RK_FAULT_IS(WriteInput)) {  // planted: the input is used as scratch
+    if (tid == 0 && n > 0) const_cast<In*>(x)[blockIdx.x % n] = from_acc<In>(v);
+  }
 
   if (gridDim.x == 1) {
     if (tid == 0) *out = from_acc<Out>(v);
@@ -93,6 +101,19 @@ __global__ void __launch_bounds__(BLOCK) single_pass_kernel(const In* __restrict
   }
   if (counter == nullptr) {  // two-launch fallback: finish_partials does the combine
     if (tid == 0) partials[blockIdx.x] = v;
+    return;
+  }
+  if constexpr (RK_FAULT_IS(ArrivalOrder)) {  // planted: an atomic combine, in arrival order
+    Acc* acc = reinterpret_cast<Acc*>(g_arrival_acc + (counter - g_counters));
+    if (tid == 0) {
+      Op::atomic_combine(acc, v);
+      cuda::atomic_ref<unsigned int, cuda::thread_scope_device> ticket(*counter);
+      if (ticket.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1) {
+        *out = from_acc<Out>(__ldcg(acc));
+        *acc = identity<Acc, Op>();
+        *counter = 0;
+      }
+    }
     return;
   }
   if (tid == 0) {
@@ -105,11 +126,13 @@ __global__ void __launch_bounds__(BLOCK) single_pass_kernel(const In* __restrict
   __syncthreads();  // orders the other threads' reads below after thread 0's acquire
   if (!is_last) return;
   Acc w = identity<Acc, Op>();
-  for (int b = tid; b < static_cast<int>(gridDim.x); b += BLOCK) w = combine<Acc, Op>(w, __ldcg(partials + b));
+  const int nparts = static_cast<int>(gridDim.x) - (RK_FAULT_IS(DropLastPartial) ? 1 : 0);  // planted: one partial lost
+  for (int b = tid; b < nparts; b += BLOCK) w = combine<Acc, Op>(w, __ldcg(partials + b));
   w = block_reduce<Acc, Op>(w, scratch);
   if (tid == 0) {
     *out = from_acc<Out>(w);
-    *counter = 0;  // ready for the next launch on this stream (kernel boundaries order it)
+    // Ready for the next launch on this stream (kernel boundaries order it).
+    if constexpr (!RK_FAULT_IS(SkipCounterReset)) *counter = 0;  // planted: the reset is skipped
   }
 }
 
@@ -117,20 +140,24 @@ __global__ void __launch_bounds__(BLOCK) single_pass_kernel(const In* __restrict
 // is capturing a graph: a graph keeps the slot it was captured with, and eager calls on the
 // capturing stream's handle never share it. -1 once all slots are taken (then the caller falls
 // back to two launches).
+// Slots handed out per device before counter_slot answers -1: kMaxSlots, lowered only by tests
+// (single_pass_set_slot_limit) to reach the two-launch fallback without 65536 streams.
+int g_slot_limit = kMaxSlots;
+std::mutex g_slot_mu;
+std::unordered_map<uint64_t, int> g_slots[kMaxDevices];
+
 int counter_slot(int device, cudaStream_t s) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   unsigned long long capture_id = 0;
   if (cudaStreamGetCaptureInfo(s, &status, &capture_id) != cudaSuccess) return -1;
   const uint64_t key = status == cudaStreamCaptureStatusActive ? (capture_id | (1ull << 63))
                                                                : static_cast<uint64_t>(reinterpret_cast<uintptr_t>(s));
-  static std::mutex mu;
-  static std::unordered_map<uint64_t, int> slots[kMaxDevices];
   if (device < 0 || device >= kMaxDevices) return -1;
-  std::lock_guard<std::mutex> lock(mu);
-  auto& m = slots[device];
+  std::lock_guard<std::mutex> lock(g_slot_mu);
+  auto& m = g_slots[device];
   auto it = m.find(key);
   if (it != m.end()) return it->second;
-  if (static_cast<int>(m.size()) >= kMaxSlots) return -1;
+  if (static_cast<int>(m.size()) >= g_slot_limit) return -1;
   const int slot = static_cast<int>(m.size());
   m.emplace(key, slot);
   return slot;
@@ -241,6 +268,19 @@ int single_pass_config_count() { return static_cast<int>(sizeof(kConfigs) / size
 void single_pass_config(int i, int* block, int* unroll) {
   *block = kConfigs[i].block;
   *unroll = kConfigs[i].unroll;
+}
+
+int single_pass_set_slot_limit(int limit) {
+  std::lock_guard<std::mutex> lock(g_slot_mu);
+  const int old = g_slot_limit;
+  if (limit >= 0) g_slot_limit = limit < kMaxSlots ? limit : kMaxSlots;
+  return old;
+}
+
+int single_pass_slots_used(int device) {
+  if (device < 0 || device >= kMaxDevices) return 0;
+  std::lock_guard<std::mutex> lock(g_slot_mu);
+  return static_cast<int>(g_slots[device].size());
 }
 
 size_t single_pass_workspace(ReduceArgs& a) {

@@ -1,0 +1,59 @@
+// Planted faults: the bugs the test suite must catch. A build compiles at most one of them, chosen
+// by REDUCEKIT_FAULT=<name> at build time (setup.py turns it into -DRK_FAULT=<index>); a normal
+// build has none. benchmarks/faults.py builds each fault and runs the ordinary suite against it,
+// reporting caught or missed (benchmarks/results/h200/faults.md).
+//
+// Keep the list open: each new kernel adds the faults its tests must catch. Torch-free, CUDA-free:
+// included by device code, by the host launchers and by the torch op (which reports the compiled
+// fault as reducekit._C.fault).
+#pragma once
+
+namespace rk {
+
+// X(id, name, what it plants)
+#define RK_FAULTS(X)                                                                                     \
+  X(None, "none", "no fault: the normal build")                                                          \
+  X(DropLastPartial, "drop_last_partial", "single_pass: the last block's combine skips block gridDim-1's partial") \
+  X(FinishDropLast, "finish_drop_last", "finish_partials (two-launch methods): the last partial is not combined") \
+  X(DropVecTail, "drop_vec_tail", "vector kernels: the scalar tail after the 16-byte body is not read")  \
+  X(SkipCounterReset, "skip_counter_reset", "single_pass: the last block does not reset its stream's counter") \
+  X(ReadPastEnd, "read_past_end", "vector kernels: one element past the end of the input is summed")     \
+  X(Float32Acc, "float32_acc", "single_pass (auto): float32 input accumulates in float32, not float64") \
+  X(ArrivalOrder, "arrival_order", "single_pass: partials combined in the order blocks arrive, not by index") \
+  X(WriteInput, "write_input", "single_pass: each block writes its partial into the input")              \
+  X(WarpPostPrecedence, "warp_post_precedence",                                                          \
+    "block_reduce: `tid & 31 == 0` (seed 000's precedence bug) decides which lane posts a warp sum")      \
+  X(Index32, "index32", "grid-stride loops index with 32-bit int")                                       \
+  X(SkipInit, "skip_init", "atomic methods: the result is not set to the identity before the atomics")   \
+  X(WrongIdentity, "wrong_identity", "SumOp's identity is 1, not 0 (tree padding and empty slots add 1)") \
+  X(CpuDropTail, "cpu_drop_tail", "CPU auto: the elements after the last 16-lane group are dropped")
+
+enum class Fault : int {
+#define RK_FAULT_ENUM(id, name, what) id,
+  RK_FAULTS(RK_FAULT_ENUM)
+#undef RK_FAULT_ENUM
+      Count
+};
+
+struct FaultInfo {
+  const char* name;
+  const char* what;
+};
+
+inline constexpr FaultInfo kFaults[] = {
+#define RK_FAULT_INFO(id, name, what) {name, what},
+    RK_FAULTS(RK_FAULT_INFO)
+#undef RK_FAULT_INFO
+};
+
+#ifndef RK_FAULT
+#define RK_FAULT 0
+#endif
+static_assert(RK_FAULT >= 0 && RK_FAULT < static_cast<int>(Fault::Count), "RK_FAULT: no such planted fault");
+
+inline constexpr Fault kFault = static_cast<Fault>(RK_FAULT);
+
+// True in the build that plants fault `id` (a constant expression: `if constexpr (RK_FAULT_IS(X))`).
+#define RK_FAULT_IS(id) (::rk::kFault == ::rk::Fault::id)
+
+}  // namespace rk

@@ -2,6 +2,9 @@
 // bridge to the method registry. The CUDA implementation is in ops_cuda.cpp (CUDA builds only).
 #include "ops.h"
 
+#include "kernels/faults.h"
+#include "tuning.h"
+
 #ifdef RK_WITH_CUDA
 #include "kernels/launchers.h"
 #endif
@@ -95,14 +98,16 @@ Acc cpu_chunk_sum(const In* x, int64_t lo, int64_t hi) {
   int64_t i = lo;
   for (; i + kLanes <= hi; i += kLanes)
     for (int k = 0; k < kLanes; ++k) lane[k] += static_cast<Acc>(x[i + k]);
-  for (; i < hi; ++i) lane[0] += static_cast<Acc>(x[i]);
+  if constexpr (!RK_FAULT_IS(CpuDropTail))  // planted: the last hi-lo mod 16 elements are dropped
+    for (; i < hi; ++i) lane[0] += static_cast<Acc>(x[i]);
   for (int w = kLanes / 2; w > 0; w /= 2)
     for (int k = 0; k < w; ++k) lane[k] += lane[k + w];
   return lane[0];
 }
 
 // CPU sum: fixed-size chunks summed in parallel, chunk partials combined in index order, so the
-// result does not depend on the thread count. Wide accumulators as on CUDA (float32 in float64).
+// result does not depend on the thread count. Wide accumulators as on CUDA (float32 in float64);
+// integers in uint64, whose wrap-around is defined and equals torch.sum's int64 wrap-around.
 template <class In, class Acc>
 Acc cpu_sum(const In* x, int64_t n) {
   constexpr int64_t kChunk = 1 << 16;
@@ -127,12 +132,12 @@ at::Tensor sum_cpu(const at::Tensor& self, c10::string_view method) {
   // The result is written in place (a fill_ would be one more dispatcher call).
   auto put = [&](auto v) { *out.mutable_data_ptr<decltype(v)>() = v; };
   switch (self.scalar_type()) {
-    case at::kBool: put(cpu_sum<bool, int64_t>(x.const_data_ptr<bool>(), n)); break;
-    case at::kByte: put(cpu_sum<uint8_t, int64_t>(x.const_data_ptr<uint8_t>(), n)); break;
-    case at::kChar: put(cpu_sum<int8_t, int64_t>(x.const_data_ptr<int8_t>(), n)); break;
-    case at::kShort: put(cpu_sum<int16_t, int64_t>(x.const_data_ptr<int16_t>(), n)); break;
-    case at::kInt: put(cpu_sum<int32_t, int64_t>(x.const_data_ptr<int32_t>(), n)); break;
-    case at::kLong: put(cpu_sum<int64_t, int64_t>(x.const_data_ptr<int64_t>(), n)); break;
+    case at::kBool: put(static_cast<int64_t>(cpu_sum<bool, uint64_t>(x.const_data_ptr<bool>(), n))); break;
+    case at::kByte: put(static_cast<int64_t>(cpu_sum<uint8_t, uint64_t>(x.const_data_ptr<uint8_t>(), n))); break;
+    case at::kChar: put(static_cast<int64_t>(cpu_sum<int8_t, uint64_t>(x.const_data_ptr<int8_t>(), n))); break;
+    case at::kShort: put(static_cast<int64_t>(cpu_sum<int16_t, uint64_t>(x.const_data_ptr<int16_t>(), n))); break;
+    case at::kInt: put(static_cast<int64_t>(cpu_sum<int32_t, uint64_t>(x.const_data_ptr<int32_t>(), n))); break;
+    case at::kLong: put(static_cast<int64_t>(cpu_sum<int64_t, uint64_t>(x.const_data_ptr<int64_t>(), n))); break;
     case at::kHalf: put(static_cast<at::Half>(cpu_sum<at::Half, float>(x.const_data_ptr<at::Half>(), n))); break;
     case at::kBFloat16: put(static_cast<at::BFloat16>(cpu_sum<at::BFloat16, float>(x.const_data_ptr<at::BFloat16>(), n))); break;
     case at::kFloat: put(static_cast<float>(cpu_sum<float, double>(x.const_data_ptr<float>(), n))); break;
@@ -231,6 +236,25 @@ PYBIND11_MODULE(_C, m) {
     }
     return out;
   });
+  m.def("faults", [] {
+    pybind11::list out;
+    for (const auto& f : rk::kFaults) out.append(pybind11::make_tuple(f.name, f.what));
+    return out;
+  }, "(name, what it plants) of every planted fault a build can compile in (csrc/kernels/faults.h)");
+  m.attr("fault") = rk::kFaults[static_cast<int>(rk::kFault)].name;
+  m.def("auto_choice", [](const std::string& dtype, int64_t n, int cc) {
+    int d = 0;
+    while (d < static_cast<int>(rk::DType::Count) && dtype != rk::kDTypeNames[d]) ++d;
+    TORCH_CHECK_VALUE(d < static_cast<int>(rk::DType::Count), "reducekit._C.auto_choice: unknown dtype '" + dtype + "'");
+    const rk::AutoChoice c = rk::choose_auto(static_cast<rk::DType>(d), n, cc);
+    return pybind11::make_tuple(rk::method_info(c.method).name, c.block, c.unroll, c.grid);
+  }, "(method, block, unroll, grid) that auto picks on CUDA for this dtype name, size and compute capability");
+#ifdef RK_WITH_CUDA
+  m.def("_single_pass_slots", [](int device, int limit) {
+    const int old = rk::single_pass_set_slot_limit(limit);
+    return pybind11::make_tuple(rk::single_pass_slots_used(device), old);
+  }, "Test hook: (slots used on device, previous limit); limit >= 0 sets how many counter slots single_pass hands out");
+#endif
   m.def("dtypes", [] {
     pybind11::list out;
     for (int i = 0; i < static_cast<int>(rk::DType::Count); ++i) out.append(rk::kDTypeNames[i]);

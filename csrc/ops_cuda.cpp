@@ -1,7 +1,9 @@
 // CUDA implementation of reducekit::sum: checks, device guard, current stream, workspace from the
 // caching allocator, `auto` resolved through the tuning table, then one call of the torch-free
 // launcher. Never synchronizes the host (host_final, which exists to show that cost, excepted).
+#include <ATen/Context.h>
 #include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGraphsC10Utils.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -64,10 +66,19 @@ at::Tensor reduce_cuda(const at::Tensor& self, Method m, DType dt, int block, in
     a.unroll = c.unroll;
     a.grid = c.grid;
   }
+  if (is_floating(dt) && !method_info(m).deterministic_float) {
+    // Float atomics land in a different order each run: torch.use_deterministic_algorithms(True)
+    // raises here (warns with warn_only=True), as it does for torch's own nondeterministic ops.
+    at::globalContext().alertNotDeterministic(std::string("reducekit.sum(method='") + method_info(m).name +
+                                              "') on floating-point input (its float atomics land in a varying order; "
+                                              "method='auto' is deterministic)");
+  }
   if (method_info(m).host_sync) {
     TORCH_CHECK(c10::cuda::currentStreamCaptureStatusMayInitCtx() == c10::cuda::CaptureStatus::None, "reducekit.sum: method '",
                 method_info(m).name, "' copies partial sums to the host and waits for them, which cannot be captured in a CUDA ",
                 "graph. Use another method (for example method='two_pass') inside graphs.");
+    // The wait is real: torch.cuda.set_sync_debug_mode("warn"/"error") reports it like torch's own.
+    if (c10::cuda::warning_state().get_sync_debug_mode() != c10::cuda::SyncDebugMode::L_DISABLED) c10::cuda::warn_or_error_on_sync();
   }
 
   at::Tensor out = at::empty({}, self.options().dtype(to_scalar_type(out_dtype(m, dt))));

@@ -49,6 +49,11 @@ bool single_pass_config_supported(int block, int unroll);
 int single_pass_config_count();
 void single_pass_config(int i, int* block, int* unroll);
 
+// Test hooks of single_pass's per-stream counter slots: the number of slots counter_slot hands
+// out per device (limit < 0 only queries; returns the previous limit), and how many are taken.
+int single_pass_set_slot_limit(int limit);
+int single_pass_slots_used(int device);
+
 // The read-bandwidth probe (read_probe.cu): reads nvec 16-byte vectors at the 16-byte aligned v;
 // `sink` (one zeroed device word) keeps the loads live. unroll in {4, 8, 16}.
 cudaError_t read_probe_launch(const void* v, int64_t nvec, unsigned long long* sink, int block, int unroll, int waves,

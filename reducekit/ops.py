@@ -44,6 +44,14 @@ def sum(input: torch.Tensor, method: str = "auto") -> torch.Tensor:  # noqa: A00
     """
     if _compiling():
         return torch.ops.reducekit.sum.default(input, method)
-    if not isinstance(input, torch.Tensor):
-        raise TypeError(f"reducekit.sum: input must be a torch.Tensor, got {type(input).__name__}")
-    return _fast_sum(input, method)
+    try:
+        return _fast_sum(input, method)
+    except TypeError:
+        # Argument errors are diagnosed here, off the fast path: pybind11 alone would say
+        # "incompatible function arguments".
+        if not isinstance(input, torch.Tensor):
+            raise TypeError(f"reducekit.sum: input must be a torch.Tensor, got {type(input).__name__}") from None
+        if not isinstance(method, str):
+            raise TypeError(f"reducekit.sum: method must be a str naming a method (see reducekit.methods()), "
+                            f"got {type(method).__name__} {method!r}") from None
+        raise

@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# One call on the GPU machine (the device tool): build, GPU tests, tuning sweep, benchmark.
-# Everything it writes goes under $OUT (at most 8 files come back, so results are tarred).
-#   STAGES="build test tune quick"  bash benchmarks/device_run.sh
-# Stages: build, test (whole suite), sanitize (compute-sanitizer on a subset), tune, quick
-# (benchmark --quick), bench (full sweep into benchmarks/results/h200), perf (timing tests).
+# One call on the GPU machine (the device tool): build, GPU tests, sanitizers, planted faults,
+# tuning sweep, benchmark. Everything it writes goes under $OUT (at most 8 files come back, so
+# results are tarred into $OUT/res.tgz).
+#   STAGES="build test sanitize faults"  bash benchmarks/device_run.sh
+# Stages: build, test (whole suite but perf), sanitize (memcheck, racecheck, synccheck and
+# initcheck on a subset), faults (benchmarks/faults.py), tune, quick (benchmark --quick), bench
+# (full sweep into $OUT/res/h200), perf (timing tests, figures into $OUT/res/perf.json).
+# The exit status is non-zero if ANY stage that ran failed: a failed build, a failing or empty
+# test run, any sanitizer error, a missed fault or failed control, a tune or bench error, a
+# missed perf target. $OUT/summary.txt lists each stage's verdict.
 set -u -o pipefail
 export PYTHONUNBUFFERED=1 MAX_JOBS=${MAX_JOBS:-16} TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
 OUT=${OUT:-/tmp/reducekit-out}
-STAGES=${STAGES:-"build test tune quick"}
+STAGES=${STAGES:-"build test"}
+# One data seed for the whole call (the test stage and the fault campaign see the same data).
+export REDUCEKIT_SEED=${REDUCEKIT_SEED:-$(( $(od -An -N4 -tu4 /dev/urandom) & 0x7fffffff ))}
 mkdir -p "$OUT/res"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -15,51 +22,78 @@ export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 log() { echo "== $(date +%T) $*" | tee -a "$OUT/summary.txt"; }
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 status=0
+# verdict STAGE RC: record a stage's result; any non-zero rc fails the whole call.
+verdict() {
+  if [ "$2" = 0 ]; then log "$1: ok"; else log "$1: FAILED (exit $2)"; status=1; fi
+}
+finish() {
+  log "done (status $status, REDUCEKIT_SEED=$REDUCEKIT_SEED)"
+  cp "$OUT/summary.txt" "$OUT/res/"
+  tar -C "$OUT" -czf "$OUT/res.tgz" res && rm -rf "$OUT/res"
+  exit $status
+}
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv >"$OUT/res/nvidia-smi.csv" 2>&1
 if has build; then
   log "build"
   start=$(date +%s)
-  if ! python3 setup.py build_ext --inplace >"$OUT/res/build.log" 2>&1; then
-    tail -40 "$OUT/res/build.log"; log "BUILD FAILED"; tar -C "$OUT" -czf "$OUT/res.tgz" res; exit 1
+  python3 setup.py build_ext --inplace >"$OUT/res/build.log" 2>&1
+  rc=$?
+  if [ $rc = 0 ]; then
+    # A build that silently fell back to CPU, or carries a planted fault, is a failed build here.
+    python3 -c "import reducekit as r, torch; assert torch.cuda.is_available(), 'no GPU'; \
+assert r._C.cuda_built, 'extension built without CUDA'; assert r._C.fault == 'none', 'planted fault ' + r._C.fault" \
+      >>"$OUT/res/build.log" 2>&1 || rc=$?
   fi
-  log "build ok in $(( $(date +%s) - start )) s"
+  verdict "build ($(( $(date +%s) - start )) s)" $rc
   grep -i -E "spill|warning" "$OUT/res/build.log" | sort | uniq -c | head -20 >>"$OUT/summary.txt"
+  [ $rc = 0 ] || { tail -40 "$OUT/res/build.log"; finish; }
 fi
 if has test; then
   log "tests"
-  (cd tests && timeout ${TEST_TIMEOUT:-300} python3 -m pytest -q -p no:cacheprovider -m "not perf" --durations=15 ${TEST_ARGS:-} 2>&1) | tee "$OUT/res/tests.log" | tail -40
-  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+  (cd tests && timeout ${TEST_TIMEOUT:-600} python3 -m pytest -q -p no:cacheprovider -m "not perf" --durations=15 ${TEST_ARGS:-} 2>&1) \
+    | tee "$OUT/res/tests.log" | tail -40
+  verdict tests "${PIPESTATUS[0]}"
   tail -3 "$OUT/res/tests.log" >>"$OUT/summary.txt"
 fi
 if has sanitize; then
-  log "compute-sanitizer (memcheck, racecheck, synccheck): every method at sizes 33 and 1025"
-  for tool in memcheck racecheck synccheck; do
+  log "compute-sanitizer: every method at sizes 33 and 1025, the multi-block methods at 65537"
+  SEL="test_matrix and (float32 or int8 or float16) and (33 or 1025 or (65537 and (auto or single_pass or two_pass or vectorized or cub_device)))"
+  for tool in memcheck racecheck synccheck initcheck; do
     echo "-- $tool" | tee -a "$OUT/res/sanitizer.log"
-    (cd tests && timeout ${SANITIZE_TIMEOUT:-150} compute-sanitizer --tool $tool --error-exitcode 9 python3 -m pytest -q -p no:cacheprovider \
-      test_cuda.py -k "test_matrix and (1025 or 33) and (float32 or int8 or float16)" 2>&1) | tail -4 | tee -a "$OUT/res/sanitizer.log"
-    echo "   exit ${PIPESTATUS[0]}" | tee -a "$OUT/res/sanitizer.log"
+    (cd tests && timeout ${SANITIZE_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 python3 -m pytest -q \
+      -p no:cacheprovider test_cuda.py -k "$SEL" 2>&1) >"$OUT/res/sanitizer_$tool.log"
+    rc=${PIPESTATUS[0]}
+    # Belt and braces: a nonzero ERROR SUMMARY fails the stage even if the exit code was lost.
+    grep -q -E "ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: [1-9]" "$OUT/res/sanitizer_$tool.log" && [ $rc = 0 ] && rc=9
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$OUT/res/sanitizer_$tool.log" | tail -3 | tee -a "$OUT/res/sanitizer.log"
+    verdict "sanitize $tool" $rc
   done
-  tail -20 "$OUT/res/sanitizer.log" >>"$OUT/summary.txt"
+fi
+if has faults; then
+  log "planted faults (benchmarks/faults.py)"
+  timeout ${FAULTS_TIMEOUT:-1500} python3 benchmarks/faults.py --out "$OUT/res/faults" ${FAULTS_ARGS:-} 2>&1 | tee "$OUT/res/faults.log" | tail -30
+  verdict faults "${PIPESTATUS[0]}"
 fi
 if has tune; then
   log "tune"
-  timeout 300 python3 benchmarks/tune.py --out "$OUT/res" ${TUNE_ARGS:-} 2>&1 | tee "$OUT/res/tune.log" | tail -60
+  timeout ${TUNE_TIMEOUT:-300} python3 benchmarks/tune.py --out "$OUT/res" ${TUNE_ARGS:-} 2>&1 | tee "$OUT/res/tune.log" | tail -60
+  verdict tune "${PIPESTATUS[0]}"
 fi
 if has quick; then
   log "benchmark --quick"
   timeout 200 python3 benchmarks/bench.py --quick --no-progress --out "$OUT/res/quick" 2>&1 | tee "$OUT/res/quick.log" | tail -30
+  verdict quick "${PIPESTATUS[0]}"
 fi
 if has bench; then
   log "benchmark (full sweep)"
   timeout ${BENCH_TIMEOUT:-420} python3 benchmarks/bench.py --no-progress --out "$OUT/res/h200" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/res/bench.log" | tail -60
+  verdict bench "${PIPESTATUS[0]}"
 fi
 if has perf; then
   log "perf tests"
-  (cd tests && timeout 200 python3 -m pytest -q -p no:cacheprovider -m perf -s 2>&1) | tee "$OUT/res/perf.log" | tail -30
-  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+  (cd tests && REDUCEKIT_PERF_JSON="$OUT/res/perf.json" timeout ${PERF_TIMEOUT:-300} python3 -m pytest -q -p no:cacheprovider -m perf -s \
+    ${PERF_ARGS:-} 2>&1) | tee "$OUT/res/perf.log" | tail -40
+  verdict perf "${PIPESTATUS[0]}"
 fi
-log "done (status $status)"
-cp "$OUT/summary.txt" "$OUT/res/"
-tar -C "$OUT" -czf "$OUT/res.tgz" res && rm -rf "$OUT/res"
-exit $status
+finish

@@ -16,14 +16,15 @@ run: install
 	cd benchmarks && $(PYTHON) bench.py --quick
 
 test: install
-	$(PIP) install -q pytest expecttest matplotlib
+	@$(PYTHON) -c "import pytest, expecttest, matplotlib, hypothesis" 2>/dev/null || $(PIP) install -q pytest expecttest matplotlib hypothesis
 	cd tests && $(PYTHON) -m pytest -q
 
 install: deps build
 
+# numpy: torch imports it at start-up (without it every run warns "Failed to initialize NumPy").
 deps:
 	@$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) install "$(TORCH_SPEC)"
-	@$(PYTHON) -c "import setuptools, wheel, ninja" 2>/dev/null || $(PIP) install -q setuptools wheel ninja
+	@$(PYTHON) -c "import setuptools, wheel, ninja, numpy" 2>/dev/null || $(PIP) install -q setuptools wheel ninja numpy
 
 build:
 	$(PIP) install -q --no-build-isolation --no-deps .

@@ -219,7 +219,10 @@ at::Tensor sum_entry(const at::Tensor& self, const std::string& method) { return
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "reducekit native extension: registers torch.ops.reducekit and exposes the method registry";
-  m.def("sum", &sum_entry, "Dispatcher call of reducekit::sum", pybind11::arg("input"), pybind11::arg("method") = "auto");
+  // wrap_pybind_function: torch's error and warning handling, so that C++ warnings (for example
+  // use_deterministic_algorithms(True, warn_only=True)) reach Python's warnings module.
+  m.def("sum", torch::wrap_pybind_function(sum_entry), "Dispatcher call of reducekit::sum", pybind11::arg("input"),
+        pybind11::arg("method") = "auto");
   m.def("methods", [] {
     pybind11::list out;
     for (const auto& i : rk::kMethods) {

@@ -1,21 +1,24 @@
 """Tuning sweep for `auto`: every compiled single_pass configuration (block, unroll) and grid
 against torch.sum and CUB, per dtype and size, timed as the issue's targets are judged (CUDA graph
-replay up to 2^22 elements, eager cold-L2 above). Prints, per cell, the best configuration and its
-ratio to torch.sum and CUB; writes tune.json and tuning_sm90.inc (the rows of csrc/tuning.h, each
-with the figure that chose it; copy it over csrc/tuning_sm90.inc).
+replay interleaved with a foreign kernel up to 2^22 elements, see reducekit.bench.time_cuda_graph;
+eager cold-L2 above). Prints, per cell, the best configuration and its ratio to torch.sum and CUB;
+writes tune.json (with the GPU, SM count, compute capability and date of the run) and
+tuning_sm<cc>.inc (the rows of csrc/tuning.h for the measured architecture, each with the figure
+that chose it; for sm_90 copy it over csrc/tuning_sm90.inc).
 
     python benchmarks/tune.py --out DIR [--dtypes float32 int8 ...] [--sizes 2**12 ...]
     python benchmarks/tune.py --from-json benchmarks/results/h200/tune.json --out DIR   # rows only
 """
 import argparse
+import datetime
 import json
 import os
+import textwrap
 
 import torch
 
 import reducekit
-from reducekit.bench import DTYPES, GRAPH_MAX_N, Buffers, time_cuda_eager, time_cuda_graph
-
+from reducekit.bench import DTYPES, GRAPH_MAX_N, GRAPH_TIMING, Buffers, time_cuda_eager, time_cuda_graph
 
 
 DTYPE_ENUM = {"bool": "Bool", "uint8": "UInt8", "int8": "Int8", "int16": "Int16", "int32": "Int32", "int64": "Int64",
@@ -29,19 +32,49 @@ def parse_config(key: str) -> tuple[int, int, int]:
     return int(block), int(unroll), int(grid)
 
 
-INC_HEADER = """// sm_90 rows of kTuningTable, measured on the H200 (132 SMs) by benchmarks/tune.py on 2026-11-21
-// (benchmarks/results/h200/tune.log). Per dtype, by increasing size: the fastest of the compiled
-// single_pass configurations (block x unroll @ grid, 0 = one wave) and CUB, timed as the targets
-// are judged: CUDA graph replay up to 2^22 elements, eager cold-L2 above. Each row ends with its
-// time and the torch.sum and CUB times of the same run. Sizes between rows take the next row up;
-// the last row of each dtype covers everything larger.
-// clang-format off
-"""
+def run_info(tune: dict, source: str) -> dict:
+    """GPU, SMs, compute capability (major*10+minor), date and graph timing of a tune.json, with
+    notes for what an old tune.json (before these fields) lacks. Its compute capability is only
+    assumed for the H100/H200 (sm_90), and the header says so; any other GPU without it is an error."""
+    info = {"gpu": tune["gpu"], "sms": tune["sms"], "source": source, "notes": []}
+    if "cc" in tune:
+        info["cc"] = int(tune["cc"])
+    elif "H100" in tune["gpu"] or "H200" in tune["gpu"]:
+        info["cc"] = 90
+        info["notes"].append(f"{source} does not record the compute capability: 9.0 assumed from the GPU name "
+                             f"({tune['gpu']}).")
+    else:
+        raise SystemExit(f"{source} does not record the compute capability ('cc') of its {tune['gpu']}, so the rows' "
+                         "min_cc is unknown; rerun benchmarks/tune.py on that GPU (it records 'cc' and 'date').")
+    info["date"] = tune.get("date")
+    if info["date"] is None:
+        info["notes"].append(f"{source} does not record the date of the run.")
+    # Runs before issue 8 timed graph mode with the calls back to back (PDL overlap allowed).
+    info["graph_timing"] = tune.get("graph_timing", "chained")
+    return info
 
 
-def inc_rows(results) -> list[str]:
-    """csrc/tuning_sm90.inc rows: per dtype and size, CUB where it beats the best single_pass
-    configuration by more than 1%, else that configuration."""
+def inc_header(info: dict) -> str:
+    """Comment header of tuning_sm<cc>.inc: what was measured, where and how."""
+    cc = info["cc"]
+    when = f" on {info['date']}" if info["date"] else ""
+    timing = ("interleaved with a foreign kernel" if info["graph_timing"] == "interleaved"
+              else "chained: back-to-back calls, PDL overlap allowed")
+    text = (f"sm_{cc} rows of kTuningTable, measured on the {info['gpu']} ({info['sms']} SMs, compute capability "
+            f"{cc // 10}.{cc % 10}) by benchmarks/tune.py{when}; figures from {info['source']}. Per dtype, by "
+            "increasing size: the fastest of the compiled single_pass configurations (block x unroll @ grid, 0 = one "
+            f"wave) and CUB, timed as the targets are judged: CUDA graph replay ({timing}) up to "
+            f"2^{GRAPH_MAX_N.bit_length() - 1} elements, eager cold-L2 above. Each row ends with its time and the "
+            "torch.sum and CUB times of the same run. Sizes between rows take the next row up; the last row of each "
+            "dtype covers everything larger.")
+    lines = [line for para in [text] + info["notes"] for line in textwrap.wrap(para, 97)]
+    return "".join(f"// {line}\n" for line in lines) + "// clang-format off\n"
+
+
+def inc_rows(results, cc: int, graph_label: str = "graph") -> list[str]:
+    """kTuningTable rows for compute capability `cc` (their min_cc): per dtype and size, CUB where
+    it beats the best single_pass configuration by more than 1%, else that configuration. Each
+    row's comment names how its cell was timed (`graph_label` for graph cells)."""
     by_dtype: dict[str, list] = {}
     for r in results:
         by_dtype.setdefault(r["dtype"], []).append(r)
@@ -56,37 +89,48 @@ def inc_rows(results) -> list[str]:
                 b, u, g = parse_config(r["best"])
                 choice, t, what = f"{{Method::SinglePass, {b}, {u}, {g}}}", bt, r["best"]
             max_n = "INT64_MAX" if k == len(rows) - 1 else str(r["n"])
-            lines.append(f"{{90, DType::{DTYPE_ENUM[dt]}, {max_n}, {choice}}},  // 2^{r['n'].bit_length() - 1} {r['mode']} "
+            mode = graph_label if r["mode"] == "graph" else r["mode"]
+            lines.append(f"{{{cc}, DType::{DTYPE_ENUM[dt]}, {max_n}, {choice}}},  // 2^{r['n'].bit_length() - 1} {mode} "
                          f"{t:.2f} us ({what}); torch.sum {r['torch']:.2f}, CUB {r['cub']:.2f}")
     return lines
 
 
-def write_inc(results, path: str) -> None:
+def write_inc(tune: dict, out_dir: str, source: str) -> str:
+    """Writes tuning_sm<cc>.inc for a tune.json's rows into out_dir; returns its path."""
+    info = run_info(tune, source)
+    path = os.path.join(out_dir, f"tuning_sm{info['cc']}.inc")
     with open(path, "w") as f:
-        f.write(INC_HEADER + "\n".join(inc_rows(results)) + "\n// clang-format on\n")
+        graph_label = "graph" if info["graph_timing"] == "interleaved" else "graph_chained"
+        f.write(inc_header(info) + "\n".join(inc_rows(tune["rows"], info["cc"], graph_label)) + "\n// clang-format on\n")
     print(f"wrote {path}")
+    return path
 
 
-def main():
+def main(argv=None):
     p = argparse.ArgumentParser()
     p.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16", "int8", "int32", "float64"])
     p.add_argument("--sizes", nargs="+", type=lambda s: int(eval(s, {"__builtins__": {}})),
                    default=[2**k for k in range(12, 31, 2)])
     p.add_argument("--out", default=".")
-    p.add_argument("--from-json", metavar="TUNE_JSON", help="no timing: write tuning_sm90.inc from an earlier tune.json into --out")
-    a = p.parse_args()
+    p.add_argument("--from-json", metavar="TUNE_JSON", help="no timing: write tuning_sm<cc>.inc from an earlier tune.json into --out")
+    a = p.parse_args(argv)
     if a.from_json:
         os.makedirs(a.out, exist_ok=True)
         with open(a.from_json) as f:
-            write_inc(json.load(f)["rows"], os.path.join(a.out, "tuning_sm90.inc"))
+            write_inc(json.load(f), a.out, a.from_json)
         return
     dev = torch.device("cuda")
     props = torch.cuda.get_device_properties(dev)
     sms = props.multi_processor_count
+    meta = {"gpu": props.name, "sms": sms, "cc": props.major * 10 + props.minor,
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "graph_timing": GRAPH_TIMING, "torch": torch.__version__, "cuda": torch.version.cuda}
     cold = 4 * props.L2_cache_size
     grids = [0, sms, 2 * sms, 4 * sms]
 
     results = []
+    print(f"{props.name}, {sms} SMs, compute capability {props.major}.{props.minor}, {meta['date']}, torch {meta['torch']}; "
+          f"graph timing: {GRAPH_TIMING}")
     print(f"{'dtype':9} {'N':>6} {'mode':5} {'torch':>9} {'cub':>9} {'default':>9} {'best':>9} {'config':>16} {'best/torch':>10} {'best/cub':>9} {'no PDL':>9}")
     for dname in a.dtypes:
         for n in a.sizes:
@@ -112,9 +156,10 @@ def main():
             del bufs
             torch.cuda.empty_cache()
     os.makedirs(a.out, exist_ok=True)
+    tune = dict(meta, rows=results)
     with open(os.path.join(a.out, "tune.json"), "w") as f:
-        json.dump({"gpu": props.name, "sms": sms, "rows": results}, f, indent=1)
-    write_inc(results, os.path.join(a.out, "tuning_sm90.inc"))
+        json.dump(tune, f, indent=1)
+    write_inc(tune, a.out, "tune.json and tune.log of this run")
 
 
 if __name__ == "__main__":

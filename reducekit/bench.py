@@ -1,12 +1,19 @@
 """Benchmark harness: reducekit methods against torch.sum and CUB, per dtype and size.
 
-Timing method (see README "Benchmarks"):
+Timing method (see README "H200 results"):
 - warm-up calls first, then CUDA events around batches of calls; the figure is the median of the
   batch averages;
 - the input rotates over several buffers whose total is at least 4x the L2 cache, so every call
   reads from HBM (cold L2); a buffer larger than that is used alone;
 - eager mode times calls as a user makes them (host launch overhead included when it exceeds the
-  GPU time); graph mode captures the calls in a CUDA graph and times replays: GPU time alone;
+  GPU time);
+- graph mode ("graph", interleaved) captures the calls in a CUDA graph with a small foreign kernel
+  (an in-place add on a separate tiny tensor, the same for every contender) between consecutive
+  calls, and subtracts the replay time of a graph of the foreign kernels alone: GPU time per call,
+  with no call overlapping the previous one. Back-to-back captured calls ("graph_chained", opt-in)
+  let kernels launched with programmatic dependent launch (PDL: ours, CUB's) start while the
+  previous call still runs, which no model that does work between two sums sees; that figure is
+  kept only as a separately labelled mode;
 - the read ceiling (best bandwidth of a pure read kernel over 4 GiB) is measured in the same run,
   so "percent of ceiling" and every ratio come from one process on one GPU.
 """
@@ -38,6 +45,18 @@ CPU_SIZES = [2**k for k in range(12, 25, 4)]  # without a GPU, quick or not
 GRAPH_MAX_N = 2**22
 TORCH = "torch.sum"
 CUB = "cub_device"
+# Timing modes. "graph" is the interleaved graph timing (issue 8); "graph_chained" the old
+# back-to-back one, timed only on request.
+MODES = ("eager", "graph", "graph_chained")
+GRAPH_MODES = ("graph", "graph_chained")
+# env["graph_timing"] of every run since issue 8. Runs without it timed "graph" chained: load_run()
+# relabels their rows.
+GRAPH_TIMING = "interleaved"
+MODE_TITLES = {
+    "eager": "eager, cold L2",
+    "graph": "CUDA graph replay, interleaved with a foreign kernel (GPU time only), cold L2",
+    "graph_chained": "CUDA graph replay, chained: back-to-back calls, PDL overlap allowed (GPU time only), cold L2",
+}
 
 
 def _cuda_methods():
@@ -118,32 +137,67 @@ def time_cuda_eager(fn, bufs: Buffers, budget_s: float) -> tuple[float, int]:
     return _median_us(samples), batch * batches
 
 
-def time_cuda_graph(fn, bufs: Buffers, replays: int = 9) -> float:
-    """Median per-call GPU time (us) from replays of a graph of calls over the rotating inputs."""
+def foreign_kernel(device):
+    """A zero-argument callable launching one small kernel that is not reducekit's: an in-place add
+    on a separate one-element tensor. Graph timing puts one before every timed call, so that
+    no call can overlap the previous one through PDL; every contender gets the same kernel."""
+    scratch = torch.zeros(1, device=device)
+    return lambda: scratch.add_(1.0)
+
+
+def time_cuda_graph(fn, bufs: Buffers, replays: int = 9, chained: bool = False) -> float:
+    """Median per-call GPU time (us) from replays of a CUDA graph of calls over the rotating inputs.
+
+    Interleaved (the default, mode "graph"): the graph holds `calls` pairs (foreign kernel, call);
+    a second graph holds the `calls` foreign kernels alone; per-call time is the difference of the
+    two medians over `calls`, clamped at 0. The two graphs are replayed alternately, so drift
+    affects both. Chained (mode "graph_chained"): the calls back to back, as before issue 8.
+    """
     views = bufs.views
     calls = max(len(views), 64)
+    foreign = None if chained else foreign_kernel(views[0].device)
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
+    with torch.cuda.stream(s):  # warm-up outside capture: lazy initialisation, workspaces
         for i in range(3):
+            if foreign is not None:
+                foreign()
             fn(views[i % len(views)])
     torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
+
+    def capture(body):
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            body()
+        return g
+
+    def timed_calls():
         for i in range(calls):
+            if foreign is not None:
+                foreign()
             fn(views[i % len(views)])
-    g.replay()
+
+    def foreign_only():
+        for _ in range(calls):
+            foreign()
+
+    graphs = [capture(timed_calls)] + ([capture(foreign_only)] if foreign is not None else [])
+    for g in graphs:
+        g.replay()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    samples = []
+    samples = [[] for _ in graphs]
     for _ in range(replays):
-        start.record()
-        g.replay()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) * 1e3 / calls)
-    del g
-    return _median_us(samples)
+        for g, out in zip(graphs, samples):
+            start.record()
+            g.replay()
+            end.record()
+            end.synchronize()
+            out.append(start.elapsed_time(end) * 1e3)
+    del graphs
+    if foreign is None:
+        return _median_us(samples[0]) / calls
+    return max(0.0, (_median_us(samples[0]) - _median_us(samples[1])) / calls)
 
 
 def time_cpu(fn, x: torch.Tensor, budget_s: float) -> tuple[float, int]:
@@ -224,8 +278,13 @@ def _progress(total: int, enabled: bool):
 
 def benchmark(methods=None, dtypes=None, sizes=None, device=None, modes=("eager", "graph"), quick: bool = False,
               progress: bool = True, slow_ms: float = 20.0, budget_s: float = 0.25, ceiling: dict | None = None,
-              as_dataframe: bool = True):
+              as_dataframe: bool = True, chained: bool = False):
     """Time `methods` (default: all, plus torch.sum) for each dtype and size.
+
+    Modes: "eager" (calls as a user makes them), "graph" (CUDA graph replay, interleaved with a
+    foreign kernel: GPU time per call, no overlap between consecutive calls; up to GRAPH_MAX_N
+    elements). chained=True also times "graph_chained" (back-to-back captured calls, where PDL
+    lets a call overlap the previous one): a separately labelled figure, never the default.
 
     Returns rows (a pandas DataFrame when pandas is installed and as_dataframe, else a list of
     dicts) with: dtype, n, method, mode, time_us, gbps, pct_ceiling, speedup (torch.sum time over
@@ -234,7 +293,7 @@ def benchmark(methods=None, dtypes=None, sizes=None, device=None, modes=("eager"
     A method slower than `slow_ms` at some size is not timed at larger sizes (its later cells are
     absent).
     """
-    run = benchmark_run(methods, dtypes, sizes, device, modes, quick, progress, slow_ms, budget_s, ceiling)
+    run = benchmark_run(methods, dtypes, sizes, device, modes, quick, progress, slow_ms, budget_s, ceiling, chained=chained)
     rows = run["rows"]
     if as_dataframe:
         try:
@@ -249,8 +308,12 @@ def benchmark(methods=None, dtypes=None, sizes=None, device=None, modes=("eager"
 
 
 def benchmark_run(methods=None, dtypes=None, sizes=None, device=None, modes=("eager", "graph"), quick=False,
-                  progress=True, slow_ms=20.0, budget_s=0.25, ceiling=None) -> dict:
+                  progress=True, slow_ms=20.0, budget_s=0.25, ceiling=None, chained=False) -> dict:
     """As benchmark(), returning {"env": ..., "rows": [...]}."""
+    modes = list(dict.fromkeys(list(modes) + (["graph_chained"] if chained else [])))
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise ValueError(f"unknown mode(s) {unknown}; modes are {list(MODES)}")
     if device is None:
         device = "cuda" if torch.cuda.is_available() and reducekit._C.cuda_built else "cpu"
     device = torch.device(device)
@@ -258,6 +321,7 @@ def benchmark_run(methods=None, dtypes=None, sizes=None, device=None, modes=("ea
         device = torch.device("cuda", torch.cuda.current_device())
     on_gpu = device.type == "cuda"
     env = environment(device)
+    env["graph_timing"] = GRAPH_TIMING
     if on_gpu:
         torch.cuda.set_device(device)
         methods = list(methods) if methods else ([TORCH] + _cuda_methods())
@@ -267,7 +331,7 @@ def benchmark_run(methods=None, dtypes=None, sizes=None, device=None, modes=("ea
     else:
         methods = [m for m in (list(methods) if methods else [TORCH, "auto"]) if m == TORCH or "cpu" in reducekit.method(m).devices]
         env["note"] = "no CUDA GPU: CPU tensors, auto against torch.sum"
-        modes = ("eager",)
+        modes = ["eager"]
         cold_bytes = 0
     if TORCH not in methods:
         methods = [TORCH] + methods
@@ -279,7 +343,7 @@ def benchmark_run(methods=None, dtypes=None, sizes=None, device=None, modes=("ea
         budget_s = min(budget_s, 0.1)
     ceiling_gbps = env.get("ceiling", {}).get("gbps")
 
-    cells = sum(len(methods) * len([m for m in modes if m == "eager" or (on_gpu and n <= GRAPH_MAX_N)]) for n in sizes) * len(dtypes)
+    cells = sum(len(methods) * len([m for m in modes if m not in GRAPH_MODES or (on_gpu and n <= GRAPH_MAX_N)]) for n in sizes) * len(dtypes)
     bar = _progress(cells, progress)
     rows = []
     too_slow: set[tuple] = set()
@@ -295,7 +359,7 @@ def benchmark_run(methods=None, dtypes=None, sizes=None, device=None, modes=("ea
                 nbuf = 1
             cell_rows = []
             for mode in modes:
-                if mode == "graph" and not (on_gpu and n <= GRAPH_MAX_N):
+                if mode in GRAPH_MODES and not (on_gpu and n <= GRAPH_MAX_N):
                     continue
                 for method in methods:
                     if bar:
@@ -304,11 +368,11 @@ def benchmark_run(methods=None, dtypes=None, sizes=None, device=None, modes=("ea
                     key = (dname, method, mode)
                     if key in too_slow:
                         continue
-                    if mode == "graph" and method != TORCH and reducekit.method(method).host_sync:
+                    if mode in GRAPH_MODES and method != TORCH and reducekit.method(method).host_sync:
                         continue
                     fn = _callable(method)
-                    if on_gpu and mode == "graph":
-                        t, calls = time_cuda_graph(fn, bufs), None
+                    if on_gpu and mode in GRAPH_MODES:
+                        t, calls = time_cuda_graph(fn, bufs, chained=mode == "graph_chained"), None
                     elif on_gpu:
                         t, calls = time_cuda_eager(fn, bufs, budget_s)
                     else:
@@ -346,6 +410,50 @@ def _n_label(n: int) -> str:
     return f"2^{int(math.log2(n))}" if n & (n - 1) == 0 else f"{n:,}"
 
 
+# Legends printed under tables that need them (results.md, README via benchmarks/report.py).
+MISSING_LEGEND = ("— : not timed (a method slower than the cut-off at a smaller N is not run at larger N; "
+                  f"graph modes stop at {_n_label(GRAPH_MAX_N)}; host_final cannot be captured in a graph).")
+GRAPH_LEGEND = ("Graph modes. *Interleaved* (`graph`): a small foreign kernel (an in-place add on a separate tiny "
+                "tensor, the same for every method) sits between consecutive timed calls in the captured graph, and "
+                "the replay time of a graph of those foreign kernels alone is subtracted; no call can overlap the "
+                "previous one, as in a model that does work between two sums. *Chained* (`graph_chained`): the calls "
+                "back to back, which lets kernels launched with programmatic dependent launch (ours, CUB's) overlap "
+                "each call with the next; shown only where labelled chained.")
+
+
+def time_table(rows, dtype: str, mode: str) -> tuple[list[str], bool]:
+    """Markdown lines of the time-per-call table (N x method, us) of one dtype and mode, and whether
+    some cell shows "—" (not timed). Empty when the run has no such rows."""
+    sub = [r for r in rows if r["dtype"] == dtype and r["mode"] == mode]
+    if not sub:
+        return [], False
+    methods = list(dict.fromkeys(r["method"] for r in sub))
+    cell = {(r["n"], r["method"]): r for r in sub}
+    out = ["| N | " + " | ".join(methods) + " |", "|---:|" + "---:|" * len(methods)]
+    missing = False
+    for n in sorted(set(r["n"] for r in sub)):
+        missing = missing or any((n, m) not in cell for m in methods)
+        out.append(f"| {_n_label(n)} | " + " | ".join(_fmt_time(cell[(n, m)]["time_us"]) if (n, m) in cell else "—" for m in methods) + " |")
+    return out, missing
+
+
+def load_run(path: str) -> dict:
+    """A results.json, its rows labelled by today's modes: runs from before issue 8 (no
+    env["graph_timing"]) timed mode "graph" back to back, so their graph rows become
+    "graph_chained" and env["graph_timing"] says "chained"."""
+    with open(path) as f:
+        return relabel_chained(json.load(f))
+
+
+def relabel_chained(run: dict) -> dict:
+    """See load_run(); a run that has env["graph_timing"] is returned as it is."""
+    if "graph_timing" in run["env"]:
+        return run
+    env = dict(run["env"], graph_timing="chained")
+    rows = [dict(r, mode="graph_chained") if r["mode"] == "graph" else r for r in run["rows"]]
+    return dict(run, env=env, rows=rows)
+
+
 def markdown(run: dict) -> str:
     env, rows = run["env"], run["rows"]
     out = ["# reducekit benchmark", ""]
@@ -365,25 +473,22 @@ def markdown(run: dict) -> str:
                    + ". Each row's percent of ceiling uses its own run's ceiling.")
     if "note" in env:
         out.append(f"**{env['note']}.**")
+    if env.get("graph_timing") == "chained":
+        out.append("**This run predates issue 8: its graph-mode figures were timed chained (back-to-back calls).**")
     out.append("")
     dtypes = list(dict.fromkeys(r["dtype"] for r in rows))
     missing = False  # some time cell shows "—"
-    for mode, title in (("eager", "eager, cold L2"), ("graph", "CUDA graph replay (GPU time only), cold L2")):
+    for mode in MODES:
         for d in dtypes:
-            sub = [r for r in rows if r["dtype"] == d and r["mode"] == mode]
-            if not sub:
+            table, dashes = time_table(rows, d, mode)
+            if not table:
                 continue
+            missing = missing or dashes
+            sub = [r for r in rows if r["dtype"] == d and r["mode"] == mode]
             methods = list(dict.fromkeys(r["method"] for r in sub))
             sizes = sorted(set(r["n"] for r in sub))
             cell = {(r["n"], r["method"]): r for r in sub}
-            out.append(f"### {d}: time per call (us), {title}")
-            out.append("")
-            out.append("| N | " + " | ".join(methods) + " |")
-            out.append("|---:|" + "---:|" * len(methods))
-            for n in sizes:
-                missing = missing or any((n, m) not in cell for m in methods)
-                out.append(f"| {_n_label(n)} | " + " | ".join(_fmt_time(cell[(n, m)]["time_us"]) if (n, m) in cell else "—" for m in methods) + " |")
-            out.append("")
+            out += [f"### {d}: time per call (us), {MODE_TITLES[mode]}", ""] + table + [""]
             out.append(f"### {d}: speedup over torch.sum ({mode}); GB/s and % of read ceiling for auto")
             out.append("")
             out.append("| N | " + " | ".join(methods) + " | auto GB/s | auto % ceiling |")
@@ -393,9 +498,11 @@ def markdown(run: dict) -> str:
                 tail = f" | {a['gbps']:,.0f} | {a['pct_ceiling'] if a and a['pct_ceiling'] is not None else '—'}" if a else " | — | —"
                 out.append(f"| {_n_label(n)} | " + " | ".join(f"{cell[(n, m)]['speedup']:.2f}" if (n, m) in cell and cell[(n, m)]["speedup"] else "—" for m in methods) + tail + " |")
             out.append("")
+    if any(r["mode"] in GRAPH_MODES for r in rows):
+        out.append(GRAPH_LEGEND)
+        out.append("")
     if missing:
-        out.append("— : not timed (a method slower than the cut-off at a smaller N is not run at larger N; "
-                   "graph mode stops at 2^22; host_final cannot be captured in a graph).")
+        out.append(MISSING_LEGEND)
     return "\n".join(out) + "\n"
 
 
@@ -435,7 +542,7 @@ def summary(run: dict) -> str:
     def us(r):
         return f"{r['time_us']:9.1f}us" if r else f"{'-':>11}"
 
-    lines = [f"{'dtype':9} {'N':>6} {'mode':6} {'torch.sum':>11} {'cub':>11} {'auto':>11} {'auto/torch':>10} {'auto %ceil':>10}"]
+    lines = [f"{'dtype':9} {'N':>6} {'mode':13} {'torch.sum':>11} {'cub':>11} {'auto':>11} {'auto/torch':>10} {'auto %ceil':>10}"]
     for r in rows:
         if r["method"] != "auto":
             continue
@@ -443,14 +550,18 @@ def summary(run: dict) -> str:
         t, c = idx.get(key + (TORCH,)), idx.get(key + (CUB,))
         ratio = f"{r['time_us'] / t['time_us']:10.3f}" if t else f"{'-':>10}"
         pct = f"{r['pct_ceiling']:10.1f}" if r["pct_ceiling"] is not None else f"{'-':>10}"
-        lines.append(f"{r['dtype']:9} {_n_label(r['n']):>6} {r['mode']:6} {us(t)} {us(c)} {us(r)} {ratio} {pct}")
+        lines.append(f"{r['dtype']:9} {_n_label(r['n']):>6} {r['mode']:13} {us(t)} {us(c)} {us(r)} {ratio} {pct}")
     return "\n".join(lines)
 
 
 def merge_runs(runs: list[dict]) -> dict:
     """One report from several sweeps (for example dtypes split over two GPU calls). Each row keeps
-    the percent-of-ceiling of its own run; env["ceilings"] lists every run's ceiling."""
+    the percent-of-ceiling of its own run; env["ceilings"] lists every run's ceiling. Runs from
+    before issue 8 have their graph rows relabelled "graph_chained" first (see load_run)."""
+    runs = [relabel_chained(r) for r in runs]
     env = dict(runs[0]["env"])
+    if len({r["env"]["graph_timing"] for r in runs}) > 1:
+        env["graph_timing"] = "mixed"  # each row's mode says how it was timed
     env["ceilings"] = [r["env"].get("ceiling") for r in runs]
     if len(runs) > 1:
         env["merged"] = f"{len(runs)} runs: " + "; ".join(
@@ -464,7 +575,11 @@ def main(argv=None):
     p.add_argument("--methods", nargs="+", help="methods to time (default: all); torch.sum is always timed")
     p.add_argument("--dtypes", nargs="+", choices=list(DTYPES), help="default: all (quick: float32 int32)")
     p.add_argument("--sizes", nargs="+", type=lambda s: int(eval(s, {"__builtins__": {}})), help="element counts, e.g. 2**20 1000")
-    p.add_argument("--modes", nargs="+", default=["eager", "graph"], choices=["eager", "graph"])
+    p.add_argument("--modes", nargs="+", default=["eager", "graph"], choices=["eager", "graph"],
+                   help="graph: CUDA graph replay interleaved with a foreign kernel (GPU time per call, no PDL overlap between calls)")
+    p.add_argument("--chained", action="store_true",
+                   help="also time mode graph_chained: back-to-back calls in the graph (PDL may overlap a call with the next); "
+                        "reported separately, labelled chained")
     p.add_argument("--slow-ms", type=float, default=20.0, help="stop timing a method at larger N once it exceeds this")
     p.add_argument("--out", default=None, help="directory for results.md/json/csv and plots")
     p.add_argument("--no-plots", action="store_true")
@@ -472,10 +587,10 @@ def main(argv=None):
     p.add_argument("--merge", nargs="+", metavar="RESULTS_JSON", help="no timing: merge earlier results.json files into --out")
     a = p.parse_args(argv)
     if a.merge:
-        run = merge_runs([json.load(open(f)) for f in a.merge])
+        run = merge_runs([load_run(f) for f in a.merge])
     else:
         run = benchmark_run(a.methods, a.dtypes, a.sizes, modes=tuple(a.modes), quick=a.quick, progress=not a.no_progress,
-                            slow_ms=a.slow_ms)
+                            slow_ms=a.slow_ms, chained=a.chained)
     if a.out:
         for path in write_results(run, a.out, plots=not a.no_plots):
             print(f"wrote {path}")

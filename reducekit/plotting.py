@@ -5,6 +5,10 @@ import math
 import os
 
 
+# Plot titles name how graph figures were timed (reducekit.bench: interleaved is the default).
+_MODE_LABELS = {"graph": "graph (interleaved)", "graph_chained": "graph (chained, PDL overlap)"}
+
+
 def _rows(data):
     """Accepts benchmark() output (DataFrame or list of dicts) or a benchmark_run() dict."""
     env = {}
@@ -39,7 +43,7 @@ def plot(data, kind: str = "bandwidth", dtype: str = "float32", mode: str = "eag
         fig, ax = plt.subplots(figsize=(11, 6.5) if kind == "bandwidth" else (max(8, 0.6 * len(sizes) + 4), 0.38 * len(methods) + 2))
     else:
         fig = ax.figure
-    title = f"{dtype}, {mode}" + (f" — {env['gpu']}" if env.get("gpu") else "")
+    title = f"{dtype}, {_MODE_LABELS.get(mode, mode)}" + (f" — {env['gpu']}" if env.get("gpu") else "")
     if kind == "bandwidth":
         cmap = plt.get_cmap("tab20")
         for i, m in enumerate(methods):

@@ -1,0 +1,370 @@
+"""Regenerates README.md's generated blocks from committed result files, so that no figure in
+README.md is typed in: each comes from a file under benchmarks/results/ through this script.
+
+    python benchmarks/report.py            # rewrites README.md in place
+    python benchmarks/report.py --check    # exits 1 and prints a diff where README.md differs
+
+Blocks, each between `<!-- report:NAME:begin -->` and `<!-- report:NAME:end -->`:
+- results: the environment of the H200 sweep and its float32 and int32 eager tables
+  (benchmarks/results/h200/results.json);
+- targets: `auto` against its targets (benchmarks/results/h200/perf.json, written by
+  tests/test_perf.py under REDUCEKIT_PERF_JSON; while none is committed, the targets alone, read
+  from tests/test_perf.py's TARGETS);
+- ranking: our H200 ranking against the study's A6000 ranking at 2^25 elements (results.json and
+  benchmarks/results/a6000_seed001.md, a verbatim quote of seed document 001).
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+import json
+import os
+import re
+import sys
+import textwrap
+
+from reducekit.bench import GRAPH_MAX_N, MISSING_LEGEND, MODE_TITLES, TORCH, _fmt_time, _n_label, load_run, time_table
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+README = "README.md"
+RESULTS_DIR = "benchmarks/results/h200"
+RESULTS = f"{RESULTS_DIR}/results.json"
+PERF = f"{RESULTS_DIR}/perf.json"
+A6000 = "benchmarks/results/a6000_seed001.md"
+TEST_PERF = "tests/test_perf.py"
+BLOCKS = ("results", "targets", "ranking")
+README_DTYPES = ("float32", "int32")
+STUDY_N = 2**25  # the study's largest size
+# The study's kernels and the reducekit methods that implement them (README's Methods table,
+# "source" column: 001 global atomic, 001 block shared atomic, 001 shared, ...).
+STUDY_METHODS = {
+    "Torch": TORCH, "Atomic (global)": "atomic_global", "Atomic (shared)": "atomic_block", "Shared": "tree_sequential",
+    "Shuffle": "shuffle", "Unroll": "warp_unroll", "CG": "cg", "CG (unroll 2)": "cg_unroll2", "CUB": "cub_device",
+}
+WARP_LEVEL = ("Shuffle", "Unroll", "CG", "CG (unroll 2)")  # the study's one-element-per-thread warp kernels
+
+
+def marker(name: str, end: bool = False) -> str:
+    return f"<!-- report:{name}:{'end' if end else 'begin'} -->"
+
+
+def para(text: str) -> str:
+    """A prose paragraph wrapped like the rest of README.md (100 columns, words unbroken)."""
+    return textwrap.fill(text, 100, break_long_words=False, break_on_hyphens=False)
+
+
+# ------------------------------------------------------------------------------------------------
+# results: environment and eager tables
+
+
+def _dates(env: dict) -> str:
+    """The days of the runs behind a (possibly merged) results.json."""
+    days = dict.fromkeys(re.findall(r"\d{4}-\d{2}-\d{2}", env["date"] + " " + env.get("merged", "")))
+    return " and ".join(days)
+
+
+def _ceilings(env: dict) -> list[dict]:
+    return [c for c in (env.get("ceilings") or [env.get("ceiling")]) if c]
+
+
+def results_block(run: dict) -> str:
+    env, rows = run["env"], run["rows"]
+    ceilings = _ceilings(env)
+    runs = f"{len(ceilings)} runs" if len(ceilings) > 1 else "run"
+    tbps = " and ".join(f"{c['gbps'] / 1e3:.3f}" for c in ceilings) + " TB/s" + (" (one per run)" if len(ceilings) > 1 else "")
+    if env.get("graph_timing") == "interleaved":
+        graph = "with a foreign kernel between calls (interleaved), GPU time only"
+    else:
+        graph = ("GPU time only; this sweep predates issue 8, so its graph tables are chained (back-to-back calls, "
+                 "which lets PDL overlap a call with the next), not interleaved with a foreign kernel as the "
+                 "targets below are")
+    top = _n_label(GRAPH_MAX_N)
+    cold = env["cold_l2"].replace(" (4x L2)", ", 4x the L2,")
+    out = [para(
+        f"Measured on one {env['gpu']} ({env['sms']} SMs, {env['l2_mb']:g} MB L2, driver {env['driver']}, CUDA "
+        f"{env['cuda']}, torch {env['torch']}) on {_dates(env)} with `benchmarks/device_run.sh` (`python "
+        f"benchmarks/bench.py`): cold L2 ({cold}), CUDA events, medians of batch averages; eager mode times "
+        f"back-to-back calls as a user makes them, graph mode (up to {top}) times CUDA-graph replays, {graph}. "
+        f"The read ceiling, measured in the same {runs} by a pure read kernel over "
+        f"{ceilings[0]['bytes'] / 2**30:g} GiB, was {tbps}. Every figure, all "
+        f"{len(set(r['dtype'] for r in rows))} dtypes, graph-mode tables and the plots are in "
+        f"[`{RESULTS_DIR}/`]({RESULTS_DIR}/results.md); the `auto` tuning sweep is `tune.log` there. This section is "
+        f"generated from `{RESULTS}` by `benchmarks/report.py`."),
+        "",
+        f"![float32 bandwidth]({RESULTS_DIR}/bandwidth_float32.png)",
+        "",
+    ]
+    missing = False
+    for d in README_DTYPES:
+        table, dashes = time_table(rows, d, "eager")
+        missing = missing or dashes
+        out += [f"#### {d}: time per call (us), {MODE_TITLES['eager']}", ""] + table + [""]
+    if missing:
+        out.append(para(MISSING_LEGEND))
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+# ------------------------------------------------------------------------------------------------
+# targets: tests/test_perf.py's records
+
+
+def read_targets(path: str) -> dict:
+    """tests/test_perf.py's TARGETS literal, read without importing the test module."""
+    with open(path) as f:
+        tree = ast.parse(f.read())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "TARGETS" for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise ValueError(f"{path} has no TARGETS literal")
+
+
+def _fmt_value(v: float, unit: str) -> str:
+    if unit == "%":
+        return f"{v:.1f}%"
+    if unit == "us":
+        return f"{v:+.2f} us"
+    return f"{v:.2f}{unit}"
+
+
+def target_row(text: str, records: list[dict]) -> str:
+    """| target | measured | met | for one target's records: the range over its cases, the worst case,
+    and how many missed."""
+    if not records:
+        return f"| {text} | not run | — |"
+    unit, key, higher = records[0]["unit"], records[0]["key"], records[0]["better"] == "higher"
+    vals = sorted(records, key=lambda r: r["figures"][key])
+    worst = vals[0] if higher else vals[-1]
+    lo, hi = vals[0]["figures"][key], vals[-1]["figures"][key]
+    span = _fmt_value(lo, unit) if len(vals) == 1 else f"{_fmt_value(lo, unit)} to {_fmt_value(hi, unit)} over {len(vals)} cases"
+    measured = f"{span}; worst: {worst['case']}, {_fmt_value(worst['figures'][key], unit)}"
+    missed = [r for r in records if not r["passed"]]
+    if not missed:
+        met = f"yes ({len(records)} of {len(records)})"
+    else:
+        shown = ", ".join(r["case"] for r in missed[:4]) + (", ..." if len(missed) > 4 else "")
+        met = f"no: {len(missed)} of {len(records)} missed ({shown})"
+    return f"| {text} | {measured} | {met} |"
+
+
+def targets_block(perf: dict | None, targets: dict) -> str:
+    texts = {k: v["text"].format(**v) for k, v in targets.items()}
+    if perf is None:
+        out = [
+            f"### `auto` against its targets (perf tests in `{TEST_PERF}`)",
+            "",
+            para(f"No perf run committed yet: `{PERF}` does not exist, so no target is reported met or missed here. "
+                 f"The targets, as `{TEST_PERF}` asserts them (no margins):"),
+            "",
+            "| target | measured | met |",
+            "|---|---|---|",
+        ] + [f"| {t} | no perf run committed yet | — |" for t in texts.values()]
+    else:
+        env = perf["env"]
+        by_target: dict[str, list] = {}
+        for rec in perf["tests"]:
+            by_target.setdefault(rec["target_id"], []).append(rec)
+        extra = [k for k in by_target if k not in texts]  # records of targets since renamed or removed
+        out = [
+            f"### `auto` against its targets ({env.get('gpu', env.get('device'))}, same-process ratios; perf tests in "
+            f"`{TEST_PERF}`)",
+            "",
+            para(f"Generated from `{PERF}` (recorded by `{TEST_PERF}` under `REDUCEKIT_PERF_JSON`, latest run "
+                 f"{env['date']}, torch {env['torch']}, graph timing {env.get('graph_timing', 'chained')}): per target, "
+                 "the range of the asserted figure over its cases and the worst case."),
+            "",
+            "| target | measured | met |",
+            "|---|---|---|",
+        ] + [target_row(texts[k], by_target.get(k, [])) for k in texts] \
+          + [target_row(by_target[k][0]["target"], by_target[k]) for k in extra]
+    out += ["", para("Determinism run to run and accuracy against torch.sum are correctness targets, asserted by "
+                     "`tests/test_cuda.py` rather than timed.")]
+    return "\n".join(out) + "\n"
+
+
+# ------------------------------------------------------------------------------------------------
+# ranking: the study's A6000 tables against our H200 sweep
+
+
+def read_study(path: str) -> dict:
+    """{"float32": {n: {column: text}}, "int32": ...} from the quoted tables, figures as quoted."""
+    tables: dict[str, dict] = {}
+    dtype, header = None, None
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            m = re.match(r"#+\s*(Float32|Int32)\b", line)
+            if m:
+                dtype, header = m.group(1).lower(), None
+                tables[dtype] = {}
+            elif dtype and line.startswith("|"):
+                cells = [c.strip() for c in line.strip("|").split("|")]
+                if header is None:
+                    header = cells
+                elif not set(cells[0]) <= set("-:"):
+                    tables[dtype][int(cells[0].replace(",", ""))] = dict(zip(header, cells))
+    if set(tables) != {"float32", "int32"}:
+        raise ValueError(f"{path}: expected a Float32 and an Int32 table, found {sorted(tables)}")
+    return tables
+
+
+def ranking_block(run: dict, study: dict) -> str:
+    rows = run["rows"]
+    gpu = run["env"]["gpu"]
+    eager = {(r["dtype"], r["n"], r["method"]): r["time_us"] for r in rows if r["mode"] == "eager"}
+
+    def ours(dtype, method):
+        return eager.get((dtype, STUDY_N, method))
+
+    def ours_cell(dtype, method):
+        t = ours(dtype, method)
+        if t is not None:
+            return _fmt_time(t), f"{t / ours(dtype, TORCH):.2f}"
+        timed = [n for (d, n, m) in eager if d == dtype and m == method and n < STUDY_N]
+        return (f"— ({_n_label(max(timed))}: {_fmt_time(eager[(dtype, max(timed), method)])})" if timed else "—"), "—"
+
+    def study_ms(dtype, kernel):
+        return study[dtype][STUDY_N][kernel]
+
+    def study_ratio(dtype, kernel):
+        return float(study_ms(dtype, kernel)) / float(study_ms(dtype, "Torch"))
+
+    short = gpu.replace("NVIDIA ", "")
+    kernels = sorted(STUDY_METHODS, key=lambda k: float(study_ms("float32", k)))
+    others = sorted({m for (d, n, m) in eager if d == "float32" and n == STUDY_N} - set(STUDY_METHODS.values()),
+                    key=lambda m: ours("float32", m))
+    intro = (f"At the study's largest size, {STUDY_N:,} ({_n_label(STUDY_N)}) elements: the study's A6000 times (ms, "
+             f"quoted in [`{A6000}`]({A6000}) from seed document 001) and ours on the {gpu} (us, eager, `{RESULTS}`), "
+             "each with its time over torch.sum's in the same table (below 1: faster than torch.sum). Study kernels "
+             f"first, fastest on the A6000 first; then the methods the study does not have, fastest on the {short} first.")
+    out = [
+        f"### Our {short} ranking against the study's A6000 ranking",
+        "",
+        para(intro),
+        "",
+        f"| study kernel | A6000 float32 | / Torch | A6000 int32 | / Torch | reducekit method | {short} float32 | / torch.sum "
+        f"| {short} int32 | / torch.sum |",
+        "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|",
+    ]
+    for k in kernels:
+        m = STUDY_METHODS[k]
+        f32, f32r = ours_cell("float32", m)
+        i32, i32r = ours_cell("int32", m)
+        out.append(f"| {k} | {study_ms('float32', k)} | {study_ratio('float32', k):.2f} | {study_ms('int32', k)} | "
+                   f"{study_ratio('int32', k):.2f} | `{m}` | {f32} | {f32r} | {i32} | {i32r} |")
+    for m in others:
+        f32, f32r = ours_cell("float32", m)
+        i32, i32r = ours_cell("int32", m)
+        out.append(f"| — | — | — | — | — | `{m}` | {f32} | {f32r} | {i32} | {i32r} |")
+    out.append("")
+    if any("— (" in line for line in out):
+        out += [para(f"— (2^k: t): not timed at {_n_label(STUDY_N)} (slower than the cut-off at a smaller N); t is its "
+                     "time at 2^k, the largest size it was timed at."), ""]
+
+    def order(times: dict) -> str:
+        timed = sorted((t, k) for k, t in times.items() if t is not None)
+        return ", ".join(k for _, k in timed) + "".join(f", {k} (not timed)" for k, t in times.items() if t is None)
+
+    def span(ratios) -> str:
+        return f"{min(ratios):.2f}-{max(ratios):.2f}x"
+
+    torch_f32 = ours("float32", TORCH)
+    a6000 = {k: float(study_ms("float32", k)) for k in STUDY_METHODS}
+    h200 = {k: ours("float32", m) for k, m in STUDY_METHODS.items()}
+    near_torch = sorted((m for m in others + [STUDY_METHODS[k] for k in kernels]
+                         if m != TORCH and ours("float32", m) is not None and ours("float32", m) <= 1.1 * torch_f32),
+                        key=lambda m: ours("float32", m))
+    best_i32 = min((k for k in STUDY_METHODS if k != "Torch"), key=lambda k: float(study_ms("int32", k)))
+    torch_over_best_i32 = float(study_ms("int32", "Torch")) / float(study_ms("int32", best_i32))
+    out += [
+        para(f"Order of the study's kernels, fastest first, float32: on the A6000 {order(a6000)}; on the {gpu} "
+             f"{order(h200)}."),
+        "",
+        para(f"The study's one-element-per-thread warp kernels ({', '.join(WARP_LEVEL)}) take "
+             f"{span([study_ratio('float32', k) for k in WARP_LEVEL])} torch.sum's float32 time on the A6000 and "
+             f"{span([h200[k] / torch_f32 for k in WARP_LEVEL])} on the {gpu}. A sum streams its input once, so a "
+             f"faster memory needs more bytes in flight per thread; within 1.1x of torch.sum on the {gpu} (float32): "
+             f"{', '.join(f'`{m}`' for m in near_torch)}."),
+        "",
+        para(f"int32: torch.sum takes {ours('int32', TORCH) / ours('int32', 'auto'):.1f}x `auto`'s time on the {gpu}; "
+             f"on the A6000, Torch took {torch_over_best_i32:.1f}x the time of the study's fastest int32 kernel, "
+             f"{best_i32}."),
+    ]
+    return "\n".join(out) + "\n"
+
+
+# ------------------------------------------------------------------------------------------------
+# README
+
+
+def splice(text: str, name: str, body: str) -> str:
+    """`text` with the lines between block `name`'s markers replaced by `body`."""
+    begin, end = marker(name), marker(name, end=True)
+    if text.count(begin) != 1 or text.count(end) != 1:
+        raise ValueError(f"README.md must hold exactly one '{begin}' and one '{end}'")
+    i = text.index(begin) + len(begin)
+    j = text.index(end)
+    if j < i:
+        raise ValueError(f"'{end}' comes before '{begin}'")
+    return text[:i] + "\n" + body.rstrip("\n") + "\n" + text[j:]
+
+
+def blocks(root: str = ROOT) -> dict[str, str]:
+    """Every generated block's text, from the committed files under `root`."""
+    run = load_run(os.path.join(root, RESULTS))
+    perf_path = os.path.join(root, PERF)
+    perf = None
+    if os.path.exists(perf_path):
+        with open(perf_path) as f:
+            perf = json.load(f)
+    return {
+        "results": results_block(run),
+        "targets": targets_block(perf, read_targets(os.path.join(root, TEST_PERF))),
+        "ranking": ranking_block(run, read_study(os.path.join(root, A6000))),
+    }
+
+
+def generate(readme: str, root: str = ROOT) -> str:
+    """README text with every block regenerated."""
+    for name, body in blocks(root).items():
+        readme = splice(readme, name, body)
+    return readme
+
+
+def check(root: str = ROOT) -> str:
+    """A unified diff from README.md to what this script generates; empty when they agree."""
+    path = os.path.join(root, README)
+    with open(path) as f:
+        current = f.read()
+    wanted = generate(current, root)
+    return "".join(difflib.unified_diff(current.splitlines(True), wanted.splitlines(True), README, f"{README} (generated)"))
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description="Regenerate README.md's result blocks from benchmarks/results/.")
+    p.add_argument("--check", action="store_true", help="do not write: exit 1 and print a diff if README.md is out of date")
+    a = p.parse_args(argv)
+    if a.check:
+        diff = check()
+        if diff:
+            sys.stdout.write(diff)
+            print(f"\n{README} differs from what benchmarks/report.py generates: run python benchmarks/report.py",
+                  file=sys.stderr)
+            return 1
+        print(f"{README} is up to date")
+        return 0
+    path = os.path.join(ROOT, README)
+    with open(path) as f:
+        current = f.read()
+    wanted = generate(current)
+    if wanted != current:
+        with open(path, "w") as f:
+            f.write(wanted)
+        print(f"rewrote {README}")
+    else:
+        print(f"{README} is up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -16,7 +16,7 @@ run: install
 	cd benchmarks && $(PYTHON) bench.py --quick
 
 test: install
-	@$(PYTHON) -c "import pytest, expecttest, matplotlib, hypothesis" 2>/dev/null || $(PIP) install -q pytest expecttest matplotlib hypothesis
+	@$(PYTHON) -c "import pytest, pytest_timeout, expecttest, matplotlib, hypothesis" 2>/dev/null || $(PIP) install -q pytest pytest-timeout expecttest matplotlib hypothesis
 	cd tests && $(PYTHON) -m pytest -q
 
 install: deps build

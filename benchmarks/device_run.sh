@@ -72,8 +72,11 @@ if has sanitize; then
 fi
 if has faults; then
   log "planted faults (benchmarks/faults.py)"
-  timeout ${FAULTS_TIMEOUT:-1500} python3 benchmarks/faults.py --out "$OUT/res/faults" ${FAULTS_ARGS:-} 2>&1 | tee "$OUT/res/faults.log" | tail -30
+  # eval: FAULTS_ARGS may quote (--pytest-args '-m "not perf" ...').
+  eval "timeout ${FAULTS_TIMEOUT:-1500} python3 benchmarks/faults.py --out \"$OUT/res/faults\" ${FAULTS_ARGS:-}" 2>&1 \
+    | tee "$OUT/res/faults.log" | tail -30
   verdict faults "${PIPESTATUS[0]}"
+  mkdir -p "$OUT/res/faults/logs" && cp faults-work/*.log "$OUT/res/faults/logs/" 2>/dev/null
 fi
 if has tune; then
   log "tune"

@@ -70,6 +70,10 @@ def run_suite(b: dict, work: str, pytest_args: list[str], timeout: int, seed: st
         r.update(result="caught (timeout)", caught_by="", detail=f"suite still running after {timeout} s")
     elif code == 0:
         r.update(result="missed" if b["fault"] != "none" else "passed", caught_by="", detail=out.strip().splitlines()[-1] if out.strip() else "")
+    elif "+ Timeout +" in out:  # pytest-timeout ended a hung test (and the process with it)
+        hung = re.findall(r'File "[^"]*/(test_\w+\.py)", line \d+, in (test_\w+)', out)
+        r.update(result="caught (test timed out)", caught_by="::".join(hung[-1]) if hung else "",
+                 detail="a test hung; pytest-timeout ended the run")
     elif code == 1 and failed:
         r.update(result="caught" if b["fault"] != "none" else "FAILED", caught_by=failed[0][0], detail=(failed[0][1] or "")[:200])
     elif code < 0 or code > 128:
@@ -108,7 +112,8 @@ def main():
     p.add_argument("--build-jobs", type=int, default=4, help="compiler processes per build (builds run --jobs at once)")
     p.add_argument("--timeout", type=int, default=900, help="seconds per suite")
     p.add_argument("--no-control", action="store_true", help="skip the normal-build control run")
-    p.add_argument("--pytest-args", default='-m "not perf"', help="selection passed to pytest (ordinary suite)")
+    p.add_argument("--pytest-args", default='-m "not perf" --timeout=90',
+                   help="selection and options passed to pytest: the ordinary suite, each test ended after 90 s")
     a = p.parse_args()
     import shlex
 

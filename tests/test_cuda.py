@@ -77,6 +77,29 @@ def test_deterministic_run_to_run(method, dtype):
         assert same_bits(reducekit.sum(x, method=method), first), f"{method} is registered deterministic but varied"
 
 
+@pytest.mark.parametrize("method", DETERMINISTIC_FLOAT)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_deterministic_under_concurrent_load(method, dtype):
+    """The bits do not depend on when blocks finish. On an idle GPU the blocks of one wave finish
+    in nearly the same order every run, so a combine in arrival order can look deterministic;
+    a memory-bound kernel running concurrently on another stream scrambles that order."""
+    x = random_tensor(2**22 + 17, dtype, "cuda", generator("cuda", "load", str(dtype)))
+    quiet = reducekit.sum(x, method=method)
+    side = torch.cuda.Stream()
+    big = torch.empty(2**28, dtype=torch.float32, device="cuda")
+    torch.cuda.synchronize()
+    results = []
+    for k in range(6):
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            big.fill_(float(k))  # 1 GiB of writes competing for SMs and bandwidth
+        torch.cuda._sleep(20_000 * k)  # vary where in the fill our launch lands
+        results.append(reducekit.sum(x, method=method))
+    torch.cuda.synchronize()
+    for r in results:
+        assert same_bits(r, quiet), f"{method} gave different bits under concurrent load"
+
+
 @pytest.mark.parametrize("method", CUDA_METHODS)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 def test_nan_inf(method, dtype):

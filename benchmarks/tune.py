@@ -71,10 +71,12 @@ def inc_header(info: dict) -> str:
     return "".join(f"// {line}\n" for line in lines) + "// clang-format off\n"
 
 
-def inc_rows(results, cc: int, graph_label: str = "graph") -> list[str]:
+def inc_rows(results, cc: int, graph_label: str = "graph", date: str | None = None) -> list[str]:
     """kTuningTable rows for compute capability `cc` (their min_cc): per dtype and size, CUB where
-    it beats the best single_pass configuration by more than 1%, else that configuration. Each
-    row's comment names how its cell was timed (`graph_label` for graph cells)."""
+    it beats the best single_pass configuration by more than 1%, else that configuration, launched
+    with PDL unless the same configuration without PDL was faster. Each row's comment names how
+    its cell was timed (`graph_label` for graph cells, or the row's own timing and date where it
+    was merged from an earlier run)."""
     by_dtype: dict[str, list] = {}
     for r in results:
         by_dtype.setdefault(r["dtype"], []).append(r)
@@ -82,16 +84,22 @@ def inc_rows(results, cc: int, graph_label: str = "graph") -> list[str]:
     for dt, rows in by_dtype.items():
         rows.sort(key=lambda r: r["n"])
         for k, r in enumerate(rows):
-            bt = r["configs"][r["best"]]
+            bt, pdl = r["configs"][r["best"]], True
+            if r.get("best_without_pdl") is not None and r["best_without_pdl"] < bt:
+                bt, pdl = r["best_without_pdl"], False
             if r["cub"] < bt * 0.99:
-                choice, t, what = "{Method::CubDevice, 0, 0, 0}", r["cub"], "CUB"
+                choice, t, what = "{Method::CubDevice, 0, 0, 0, false}", r["cub"], "CUB"
             else:
                 b, u, g = parse_config(r["best"])
-                choice, t, what = f"{{Method::SinglePass, {b}, {u}, {g}}}", bt, r["best"]
+                choice, t = f"{{Method::SinglePass, {b}, {u}, {g}, {'true' if pdl else 'false'}}}", bt
+                what = r["best"] + ("" if pdl else " without PDL")
             max_n = "INT64_MAX" if k == len(rows) - 1 else str(r["n"])
-            mode = graph_label if r["mode"] == "graph" else r["mode"]
+            mode = r["mode"]
+            if mode == "graph":
+                mode = "graph" if r.get("graph_timing", graph_label) in ("interleaved", "graph") else "graph_chained"
+            run = f" [run of {r['date']}]" if r.get("date") and r.get("date") != date else ""
             lines.append(f"{{{cc}, DType::{DTYPE_ENUM[dt]}, {max_n}, {choice}}},  // 2^{r['n'].bit_length() - 1} {mode} "
-                         f"{t:.2f} us ({what}); torch.sum {r['torch']:.2f}, CUB {r['cub']:.2f}")
+                         f"{t:.2f} us ({what}); torch.sum {r['torch']:.2f}, CUB {r['cub']:.2f}{run}")
     return lines
 
 
@@ -101,7 +109,7 @@ def write_inc(tune: dict, out_dir: str, source: str) -> str:
     path = os.path.join(out_dir, f"tuning_sm{info['cc']}.inc")
     with open(path, "w") as f:
         graph_label = "graph" if info["graph_timing"] == "interleaved" else "graph_chained"
-        f.write(inc_header(info) + "\n".join(inc_rows(tune["rows"], info["cc"], graph_label)) + "\n// clang-format on\n")
+        f.write(inc_header(info) + "\n".join(inc_rows(tune["rows"], info["cc"], graph_label, info["date"])) + "\n// clang-format on\n")
     print(f"wrote {path}")
     return path
 
@@ -113,6 +121,9 @@ def main(argv=None):
                    default=[2**k for k in range(12, 31, 2)])
     p.add_argument("--out", default=".")
     p.add_argument("--from-json", metavar="TUNE_JSON", help="no timing: write tuning_sm<cc>.inc from an earlier tune.json into --out")
+    p.add_argument("--merge", metavar="OLD_TUNE_JSON",
+                   help="keep the rows of an earlier run (same GPU) for the (dtype, size) cells this run does not measure; "
+                        "each keeps its own date and graph timing, which its row comment shows")
     a = p.parse_args(argv)
     if a.from_json:
         os.makedirs(a.out, exist_ok=True)
@@ -140,7 +151,7 @@ def main(argv=None):
             def t(fn):
                 return time_cuda_graph(fn, bufs) if mode == "graph" else time_cuda_eager(fn, bufs, 0.15)[0]
 
-            row = {"dtype": dname, "n": n, "mode": mode, "torch": t(torch.sum),
+            row = {"dtype": dname, "n": n, "mode": mode, "date": meta["date"], "graph_timing": GRAPH_TIMING, "torch": t(torch.sum),
                    "cub": t(lambda x: reducekit.sum(x, method="cub_device")), "auto": t(reducekit.sum), "configs": {}}
             for block, unroll in reducekit._C.single_pass_configs():
                 for g in grids:
@@ -155,6 +166,17 @@ def main(argv=None):
                   f"{best:>16} {bt / row['torch']:10.3f} {bt / row['cub']:9.3f} {row['best_without_pdl']:9.2f}", flush=True)
             del bufs
             torch.cuda.empty_cache()
+    if a.merge:
+        with open(a.merge) as f:
+            old = json.load(f)
+        if old["gpu"] != meta["gpu"]:
+            raise SystemExit(f"--merge: {a.merge} was measured on {old['gpu']}, this run on {meta['gpu']}")
+        measured = {(r["dtype"], r["n"]) for r in results}
+        for r in old["rows"]:
+            if (r["dtype"], r["n"]) not in measured:
+                results.append(dict(r, date=r.get("date", old.get("date", "before issue 8")),
+                                    graph_timing=r.get("graph_timing", old.get("graph_timing", "chained"))))
+        meta["merged_from"] = a.merge
     os.makedirs(a.out, exist_ok=True)
     tune = dict(meta, rows=results)
     with open(os.path.join(a.out, "tune.json"), "w") as f:

@@ -65,6 +65,7 @@ at::Tensor reduce_cuda(const at::Tensor& self, Method m, DType dt, int block, in
     a.block = c.block;
     a.unroll = c.unroll;
     a.grid = c.grid;
+    a.pdl = pdl && c.pdl;
   }
   if (is_floating(dt) && !method_info(m).deterministic_float) {
     // Float atomics land in a different order each run: torch.use_deterministic_algorithms(True)

@@ -12,6 +12,10 @@ namespace rk {
 struct AutoChoice {
   Method method;
   int block, unroll, grid;  // single_pass configuration; 0 = the kernel's default / one wave
+  // single_pass: launch with programmatic dependent launch. It pays when our own kernels follow
+  // each other; after a foreign kernel, which never triggers it, it can cost time (tune.py times
+  // both, interleaved with a foreign kernel, and keeps the faster).
+  bool pdl = true;
 };
 
 struct TuningEntry {

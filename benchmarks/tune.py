@@ -97,7 +97,7 @@ def inc_rows(results, cc: int, graph_label: str = "graph", date: str | None = No
             mode = r["mode"]
             if mode == "graph":
                 mode = "graph" if r.get("graph_timing", graph_label) in ("interleaved", "graph") else "graph_chained"
-            run = f" [run of {r['date']}]" if r.get("date") and r.get("date") != date else ""
+            run = f" [merged from {r['date']}]" if r.get("date") and r.get("date") != date else ""
             lines.append(f"{{{cc}, DType::{DTYPE_ENUM[dt]}, {max_n}, {choice}}},  // 2^{r['n'].bit_length() - 1} {mode} "
                          f"{t:.2f} us ({what}); torch.sum {r['torch']:.2f}, CUB {r['cub']:.2f}{run}")
     return lines
@@ -174,7 +174,7 @@ def main(argv=None):
         measured = {(r["dtype"], r["n"]) for r in results}
         for r in old["rows"]:
             if (r["dtype"], r["n"]) not in measured:
-                results.append(dict(r, date=r.get("date", old.get("date", "before issue 8")),
+                results.append(dict(r, date=r.get("date", old.get("date", "an earlier run, date not recorded")),
                                     graph_timing=r.get("graph_timing", old.get("graph_timing", "chained"))))
         meta["merged_from"] = a.merge
     os.makedirs(a.out, exist_ok=True)

@@ -581,6 +581,7 @@ def main(argv=None):
                    help="also time mode graph_chained: back-to-back calls in the graph (PDL may overlap a call with the next); "
                         "reported separately, labelled chained")
     p.add_argument("--slow-ms", type=float, default=20.0, help="stop timing a method at larger N once it exceeds this")
+    p.add_argument("--budget", type=float, default=0.25, help="seconds of eager timing per cell (batches, medians)")
     p.add_argument("--out", default=None, help="directory for results.md/json/csv and plots")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--no-progress", action="store_true")
@@ -590,7 +591,7 @@ def main(argv=None):
         run = merge_runs([load_run(f) for f in a.merge])
     else:
         run = benchmark_run(a.methods, a.dtypes, a.sizes, modes=tuple(a.modes), quick=a.quick, progress=not a.no_progress,
-                            slow_ms=a.slow_ms, chained=a.chained)
+                            slow_ms=a.slow_ms, budget_s=a.budget, chained=a.chained)
     if a.out:
         for path in write_results(run, a.out, plots=not a.no_plots):
             print(f"wrote {path}")

@@ -65,8 +65,9 @@ def inc_header(info: dict) -> str:
             "increasing size: the fastest of the compiled single_pass configurations (block x unroll @ grid, 0 = one "
             f"wave) and CUB, timed as the targets are judged: CUDA graph replay ({timing}) up to "
             f"2^{GRAPH_MAX_N.bit_length() - 1} elements, eager cold-L2 above. Each row ends with its time and the "
-            "torch.sum and CUB times of the same run. Sizes between rows take the next row up; the last row of each "
-            "dtype covers everything larger.")
+            "torch.sum and CUB times of the same run. The row's second choice serves eager calls: the best single_pass "
+            "configuration, never CUB, whose dispatch costs more host time than its GPU-time lead (csrc/tuning.h). Sizes "
+            "between rows take the next row up; the last row of each dtype covers everything larger.")
     lines = [line for para in [text] + info["notes"] for line in textwrap.wrap(para, 97)]
     return "".join(f"// {line}\n" for line in lines) + "// clang-format off\n"
 
@@ -74,7 +75,8 @@ def inc_header(info: dict) -> str:
 def inc_rows(results, cc: int, graph_label: str = "graph", date: str | None = None) -> list[str]:
     """kTuningTable rows for compute capability `cc` (their min_cc): per dtype and size, CUB where
     it beats the best single_pass configuration by more than 1%, else that configuration, launched
-    with PDL unless the same configuration without PDL was faster. Each row's comment names how
+    with PDL unless the same configuration without PDL was faster; eager calls always take that
+    single_pass configuration (csrc/tuning.h: CUB's host cost). Each row's comment names how
     its cell was timed (`graph_label` for graph cells, or the row's own timing and date where it
     was merged from an earlier run)."""
     by_dtype: dict[str, list] = {}
@@ -87,18 +89,19 @@ def inc_rows(results, cc: int, graph_label: str = "graph", date: str | None = No
             bt, pdl = r["configs"][r["best"]], True
             if r.get("best_without_pdl") is not None and r["best_without_pdl"] < bt:
                 bt, pdl = r["best_without_pdl"], False
+            b, u, g = parse_config(r["best"])
+            eager = f"{{Method::SinglePass, {b}, {u}, {g}, {'true' if pdl else 'false'}}}"  # never CUB: tuning.h says why
             if r["cub"] < bt * 0.99:
-                choice, t, what = "{Method::CubDevice, 0, 0, 0, false}", r["cub"], "CUB"
+                choice, t, what = "{Method::CubDevice, 0, 0, 0, false}", r["cub"], f"CUB; eager: {r['best']} {bt:.2f} us"
             else:
-                b, u, g = parse_config(r["best"])
-                choice, t = f"{{Method::SinglePass, {b}, {u}, {g}, {'true' if pdl else 'false'}}}", bt
+                choice, t = eager, bt
                 what = r["best"] + ("" if pdl else " without PDL")
             max_n = "INT64_MAX" if k == len(rows) - 1 else str(r["n"])
             mode = r["mode"]
             if mode == "graph":
                 mode = "graph" if r.get("graph_timing", graph_label) in ("interleaved", "graph") else "graph_chained"
             run = f" [merged from {r['date']}]" if r.get("date") and r.get("date") != date else ""
-            lines.append(f"{{{cc}, DType::{DTYPE_ENUM[dt]}, {max_n}, {choice}}},  // 2^{r['n'].bit_length() - 1} {mode} "
+            lines.append(f"{{{cc}, DType::{DTYPE_ENUM[dt]}, {max_n}, {choice}, {eager}}},  // 2^{r['n'].bit_length() - 1} {mode} "
                          f"{t:.2f} us ({what}); torch.sum {r['torch']:.2f}, CUB {r['cub']:.2f}{run}")
     return lines
 

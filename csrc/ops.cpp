@@ -245,13 +245,15 @@ PYBIND11_MODULE(_C, m) {
     return out;
   }, "(name, what it plants) of every planted fault a build can compile in (csrc/kernels/faults.h)");
   m.attr("fault") = rk::kFaults[static_cast<int>(rk::kFault)].name;
-  m.def("auto_choice", [](const std::string& dtype, int64_t n, int cc) {
+  m.def("auto_choice", [](const std::string& dtype, int64_t n, int cc, bool captured) {
     int d = 0;
     while (d < static_cast<int>(rk::DType::Count) && dtype != rk::kDTypeNames[d]) ++d;
     TORCH_CHECK_VALUE(d < static_cast<int>(rk::DType::Count), "reducekit._C.auto_choice: unknown dtype '" + dtype + "'");
-    const rk::AutoChoice c = rk::choose_auto(static_cast<rk::DType>(d), n, cc);
+    const rk::AutoChoice c = rk::choose_auto(static_cast<rk::DType>(d), n, cc, captured);
     return pybind11::make_tuple(rk::method_info(c.method).name, c.block, c.unroll, c.grid);
-  }, "(method, block, unroll, grid) that auto picks on CUDA for this dtype name, size and compute capability");
+  }, "(method, block, unroll, grid) that auto picks on CUDA for this dtype name, size and compute capability, in an eager call "
+     "or (captured=True) inside CUDA graph capture", pybind11::arg("dtype"), pybind11::arg("n"), pybind11::arg("cc"),
+     pybind11::arg("captured") = false);
 #ifdef RK_WITH_CUDA
   m.def("_single_pass_slots", [](int device, int limit) {
     const int old = rk::single_pass_set_slot_limit(limit);

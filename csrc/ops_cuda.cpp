@@ -60,7 +60,8 @@ at::Tensor reduce_cuda(const at::Tensor& self, Method m, DType dt, int block, in
   a.unroll = unroll;
   a.grid = grid;
   if (m == Method::Auto) {
-    const AutoChoice c = choose_auto(dt, n, dev.cc);
+    const bool captured = c10::cuda::currentStreamCaptureStatusMayInitCtx() != c10::cuda::CaptureStatus::None;
+    const AutoChoice c = choose_auto(dt, n, dev.cc, captured);
     m = c.method;
     a.block = c.block;
     a.unroll = c.unroll;

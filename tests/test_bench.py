@@ -153,11 +153,16 @@ def test_tune_rows_name_the_measured_device(tmp_path):
     assert name == "tuning_sm100.inc" and text.rstrip().endswith("// clang-format on")
     assert "NVIDIA B200 (148 SMs, compute capability 10.0)" in header and "2027-01-02 03:04 UTC" in header
     assert "interleaved with a foreign kernel" in header
-    assert "{100, DType::Float32, INT64_MAX, {Method::SinglePass, 256, 4, 0, true}},  // 2^12 graph 1.50 us" in text
+    sp = "{Method::SinglePass, 256, 4, 0, true}"
+    assert f"{{100, DType::Float32, INT64_MAX, {sp}, {sp}}},  // 2^12 graph 1.50 us" in text
+    # CUB serves graph capture only; eager calls keep the best single_pass configuration
+    cub_row = dict(row, cub=1.0)
+    name, text, header = written(dict(new, rows=[cub_row]), "tune.json")
+    assert f"{{Method::CubDevice, 0, 0, 0, false}}, {sp}}},  // 2^12 graph 1.00 us (CUB; eager: 256x4@0 1.50 us)" in text
     # PDL is kept only where the same configuration without it was not faster
     slower_pdl = dict(row, best_without_pdl=1.25)
     name, text, header = written(dict(new, rows=[slower_pdl]), "tune.json")
-    assert "{Method::SinglePass, 256, 4, 0, false}},  // 2^12 graph 1.25 us (256x4@0 without PDL)" in text
+    assert "{Method::SinglePass, 256, 4, 0, false}, {Method::SinglePass, 256, 4, 0, false}},  // 2^12 graph 1.25 us (256x4@0 without PDL)" in text
     old = {"gpu": "NVIDIA H200", "sms": 132, "rows": [row]}
     name, text, header = written(old, "old/tune.json")
     assert name == "tuning_sm90.inc" and "{90, DType::Float32, INT64_MAX," in text and "2^12 graph_chained" in text

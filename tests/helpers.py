@@ -129,13 +129,14 @@ def single_pass_depth(n: int, itemsize: int, block: int, unroll: int, grid: int,
     return vecs * kvec + 2 + BLOCK_REDUCE + _finish(g_hi, block)
 
 
-def resolve(method: str, n: int, dtype: torch.dtype, device, config=None):
+def resolve(method: str, n: int, dtype: torch.dtype, device, config=None, captured: bool = False):
     """(method, config) that really runs: `auto` on CUDA is looked up in the tuning table (the
-    same table the op reads), on CPU it is the CPU kernel ("cpu")."""
+    same table the op reads; `captured`: inside CUDA graph capture, which may pick another
+    kernel), on CPU it is the CPU kernel ("cpu")."""
     if torch.device(device).type == "cpu":
         return "cpu", None
     if method == "auto":
-        name, *cfg = reducekit._C.auto_choice(str(dtype).removeprefix("torch."), n, _device_props(device)[1])
+        name, *cfg = reducekit._C.auto_choice(str(dtype).removeprefix("torch."), n, _device_props(device)[1], captured)
         return name, tuple(cfg)
     return method, config
 
@@ -199,12 +200,12 @@ def unit_roundoff(dtype: torch.dtype) -> float:
 
 
 def sum_bound(x: torch.Tensor, method: str, ref: float, abs_sum: float | None = None,
-              config: tuple[int, int, int] | None = None) -> float:
+              config: tuple[int, int, int] | None = None, captured: bool = False) -> float:
     """Largest error `method` may make on x, from its accumulation structure (module docstring)."""
     n = x.numel()
     if abs_sum is None:
         abs_sum = x.detach().double().abs().sum().item()
-    real, config = resolve(method, n, x.dtype, x.device, config)
+    real, config = resolve(method, n, x.dtype, x.device, config, captured)
     acc = acc_dtype(real, x.dtype)
     du = depth(real, n, x.dtype, x.device, config) * unit_roundoff(acc)
     tree = du / (1 - du) * abs_sum if du < 1 else math.inf
@@ -213,7 +214,7 @@ def sum_bound(x: torch.Tensor, method: str, ref: float, abs_sum: float | None = 
 
 
 def assert_sum_ok(result: torch.Tensor, x: torch.Tensor, method: str = "auto", expected_int=None, ref: float | None = None,
-                  abs_sum: float | None = None, config=None, seed_key=None):
+                  abs_sum: float | None = None, config=None, seed_key=None, captured: bool = False):
     """`result` is torch.sum(x) computed by `method`: 0-dim, torch.sum's dtype, on x's device;
     integers exact; floats within sum_bound of the exact sum."""
     where = f" (method {method}, n={x.numel()}, dtype {x.dtype}, data seed key {seed_key!r}, REDUCEKIT_SEED={BASE_SEED})"
@@ -228,7 +229,7 @@ def assert_sum_ok(result: torch.Tensor, x: torch.Tensor, method: str = "auto", e
     if ref is None:
         ref = exact_sum(x)
     got = result.double().item()
-    b = sum_bound(x, method, ref, abs_sum, config)
+    b = sum_bound(x, method, ref, abs_sum, config, captured)
     assert abs(got - ref) <= b, f"got {got!r}, exact {ref!r}, error {abs(got - ref):.3e} > bound {b:.3e}{where}"
 
 
@@ -246,4 +247,5 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Bitwise equality (NaN-safe)."""
     if a.dtype == torch.bool:
         return torch.equal(a, b)
-    return torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8))
+    # contiguous copies: reshape(-1) of an empty expanded tensor keeps a zero stride view() refuses
+    return torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8))

@@ -57,8 +57,8 @@ if has test; then
   tail -3 "$OUT/res/tests.log" >>"$OUT/summary.txt"
 fi
 if has sanitize; then
-  log "compute-sanitizer: every method at sizes 33 and 1025, the multi-block methods at 65537"
-  SEL="test_matrix and (float32 or int8 or float16) and (33 or 1025 or (65537 and (auto or single_pass or two_pass or vectorized or cub_device)))"
+  log "compute-sanitizer: every method and dtype at sizes 33 and 1025, the multi-block methods at 65537"
+  SEL="test_matrix and (33 or 1025 or (65537 and (auto or single_pass or two_pass or vectorized or cub_device)))"
   for tool in memcheck racecheck synccheck initcheck; do
     echo "-- $tool" | tee -a "$OUT/res/sanitizer.log"
     (cd tests && timeout ${SANITIZE_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 python3 -m pytest -q \

@@ -23,7 +23,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-COPY_IGNORE = shutil.ignore_patterns(".git", "build", "*.so", "*.o", "__pycache__", ".pytest_cache", "results", ".whl",
+COPY_IGNORE = shutil.ignore_patterns(".git", "build", "*.so", "*.o", "__pycache__", ".pytest_cache", ".whl",
                                      "*.egg-info", "out", "faults-work")
 
 

@@ -59,7 +59,10 @@ def random_tensor(n: int, dtype: torch.dtype, device, generator: torch.Generator
     if dtype == torch.bool:
         return torch.rand(n, device=device, generator=generator) < 0.5
     if dtype.is_floating_point:
-        x = torch.randn(n, device=device, generator=generator, dtype=torch.float32) + mean
+        # float64 draws its own 53-bit values: float32 values cast up sum exactly in float64 far too
+        # often, which would hide any change of summation order.
+        x = torch.randn(n, device=device, generator=generator, dtype=torch.float64 if dtype == torch.float64 else torch.float32)
+        x += mean
         if dtype == torch.float16:  # keep the sum (about n*mean +- 4 sqrt(n)) inside float16's range
             x *= min(1.0, 16384.0 / (abs(mean) * n + 4 * n**0.5 + 1))
         return x.to(dtype)
@@ -186,6 +189,11 @@ def depth(method: str, n: int, dtype: torch.dtype, device, config: tuple[int, in
     raise ValueError(f"no accumulation model for method {method!r}")
 
 
+# Float atomics flush subnormal operands and results to zero in hardware (float32 atomicAdd, in
+# global and in shared memory): each atomic add may lose one value below float32's smallest normal.
+FLUSHING_ATOMICS = {"atomic_global", "atomic_block", "warp_atomic", "block_atomic", "cub_block"}
+
+
 def acc_dtype(method: str, dtype: torch.dtype) -> torch.dtype:
     """The accumulator a resolved method really uses: single_pass and the CPU kernel sum float32
     in float64; every method accumulates float16/bfloat16 in float32 and float64 in float64; the
@@ -207,8 +215,11 @@ def sum_bound(x: torch.Tensor, method: str, ref: float, abs_sum: float | None = 
         abs_sum = x.detach().double().abs().sum().item()
     real, config = resolve(method, n, x.dtype, x.device, config, captured)
     acc = acc_dtype(real, x.dtype)
-    du = depth(real, n, x.dtype, x.device, config) * unit_roundoff(acc)
+    d = depth(real, n, x.dtype, x.device, config)
+    du = d * unit_roundoff(acc)
     tree = du / (1 - du) * abs_sum if du < 1 else math.inf
+    if real in FLUSHING_ATOMICS and acc == torch.float32:
+        tree += (d + 1) * torch.finfo(torch.float32).tiny
     out_round = unit_roundoff(x.dtype) * (abs(ref) + tree) if acc != x.dtype else 0.0
     return tree + out_round + unit_roundoff(torch.float64) * abs(ref)
 

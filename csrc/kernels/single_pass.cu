@@ -136,16 +136,16 @@ __global__ void __launch_bounds__(BLOCK) single_pass_kernel(const In* __restrict
   }
 }
 
-// Slot of g_counters owned by (device, stream), or by (device, capture sequence) while the stream
-// is capturing a graph: a graph keeps the slot it was captured with, and eager calls on the
-// capturing stream's handle never share it. -1 once all slots are taken (then the caller falls
-// back to two launches).
 // Slots handed out per device before counter_slot answers -1: kMaxSlots, lowered only by tests
 // (single_pass_set_slot_limit) to reach the two-launch fallback without 65536 streams.
 int g_slot_limit = kMaxSlots;
 std::mutex g_slot_mu;
 std::unordered_map<uint64_t, int> g_slots[kMaxDevices];
 
+// Slot of g_counters owned by (device, stream), or by (device, capture sequence) while the stream
+// is capturing a graph: a graph keeps the slot it was captured with, and eager calls on the
+// capturing stream's handle never share it. -1 once all slots are taken (then the caller falls
+// back to two launches).
 int counter_slot(int device, cudaStream_t s) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   unsigned long long capture_id = 0;

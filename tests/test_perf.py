@@ -19,6 +19,7 @@ import pytest
 import torch
 
 import reducekit
+from helpers import resolve
 from reducekit.bench import (DTYPES, GRAPH_TIMING, Buffers, environment, random_input, read_ceiling, time_cuda_eager,
                              time_cuda_graph)
 
@@ -186,12 +187,8 @@ def test_fraction_of_read_ceiling(request, dtype, n_bytes, target, ceiling):
 
 
 def auto_path(dtype: str, n: int) -> str:
-    """What auto runs for this input on this GPU, where the build can say (reducekit._C.auto_choice)."""
-    choice = getattr(reducekit._C, "auto_choice", None)
-    if choice is None:
-        return "path not reported by this build"
-    p = torch.cuda.get_device_properties(0)
-    method, block, unroll, grid = choice(dtype, n, p.major * 10 + p.minor)
+    """What an eager auto call runs for this input on this GPU (helpers.resolve: the tuning table)."""
+    method, (block, unroll, grid) = resolve("auto", n, DTYPES[dtype], "cuda")
     return method if method != "single_pass" else f"single_pass {block}x{unroll}@{grid}"
 
 

@@ -28,10 +28,11 @@ def test_views(dtype):
 
 
 def test_shapes_and_empty():
+    # Against the exact sum within the method's bound: torch.sum's float32 accumulation is itself
+    # off by more than allclose's rtol on cancelling draws, so comparing with it was flaky.
     for shape in [(), (0,), (3, 0, 2), (2, 3, 5), (1,)]:
-        x = torch.randn(shape) if shape != (0,) else torch.empty(0)
-        r = reducekit.sum(x)
-        assert r.shape == () and torch.allclose(r, x.sum())
+        x = torch.randn(shape, generator=generator("cpu", "shapes", shape))
+        assert_sum_ok(reducekit.sum(x), x, seed_key=("shapes", shape))
     assert reducekit.sum(torch.empty(0, dtype=torch.int8)).dtype == torch.int64
     assert reducekit.sum(torch.empty(0, dtype=torch.float16)).item() == 0
 
@@ -145,8 +146,9 @@ def test_autograd():
 
 def test_torch_compile_traces():
     f = torch.compile(lambda t: reducekit.sum(t) * 2 + 1, backend="aot_eager", fullgraph=True)
-    x = torch.randn(999)
-    assert torch.allclose(f(x), x.sum() * 2 + 1, rtol=1e-5, atol=1e-4)
+    x = torch.randn(999, generator=generator("cpu", "compile"))
+    # the compiled graph runs the same op: the same bits as the eager call
+    assert same_bits(f(x), reducekit.sum(x) * 2 + 1)
 
 
 def test_torch_ops_entry_point():

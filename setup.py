@@ -50,10 +50,15 @@ def fault_define() -> list[str]:
 def extension():
     include_dirs = [os.path.join(ROOT, "csrc")]
     fault = fault_define()
-    cxx = ["-O3"] + fault
+    # OpenMP: torch's at::parallel_for (the CPU kernels, csrc/cpu/dims_cpu.cpp) runs on torch's
+    # threads only in code compiled with it; without it every CPU sum runs on one thread. Linking
+    # with it names libgomp.so.1, the runtime torch has already loaded (one thread pool).
+    openmp = ["-fopenmp"] if sys.platform.startswith("linux") else []
+    cxx = ["-O3"] + openmp + fault
     if not with_cuda():
-        return CppExtension("reducekit._C", ["csrc/ops.cpp"], include_dirs=include_dirs, extra_compile_args={"cxx": cxx})
-    sources = ["csrc/ops.cpp", "csrc/ops_cuda.cpp", "csrc/kernels/launch.cpp"] + sorted(glob.glob("csrc/kernels/*.cu"))
+        return CppExtension("reducekit._C", ["csrc/ops.cpp", "csrc/sum_op.cpp", "csrc/cpu/dims_cpu.cpp"], include_dirs=include_dirs,
+                            extra_compile_args={"cxx": cxx}, extra_link_args=openmp)
+    sources = ["csrc/ops.cpp", "csrc/sum_op.cpp", "csrc/cpu/dims_cpu.cpp", "csrc/ops_cuda.cpp", "csrc/kernels/launch.cpp"] + sorted(glob.glob("csrc/kernels/*.cu"))
     nvcc = ["-O3", "-lineinfo", "-Xptxas=-warn-spills"] + fault
     return CUDAExtension(
         "reducekit._C",
@@ -61,6 +66,7 @@ def extension():
         include_dirs=include_dirs,
         define_macros=[("RK_WITH_CUDA", None)],
         extra_compile_args={"cxx": cxx, "nvcc": nvcc},
+        extra_link_args=openmp,
     )
 
 

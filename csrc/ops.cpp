@@ -2,6 +2,7 @@
 // bridge to the method registry. The CUDA implementation is in ops_cuda.cpp (CUDA builds only).
 #include "ops.h"
 
+#include "cpu/dims_cpu.h"
 #include "kernels/faults.h"
 #include "tuning.h"
 
@@ -10,6 +11,7 @@
 #endif
 
 #include <ATen/Parallel.h>
+#include <torch/csrc/Size.h>
 #include <c10/util/irange.h>
 #include <torch/extension.h>
 #include <torch/library.h>
@@ -33,10 +35,8 @@ std::string method_names() {
 }
 }  // namespace
 
-DType to_rk_dtype(const at::Tensor& self) {
-  TORCH_CHECK_TYPE(self.layout() == at::kStrided, "reducekit.sum: input layout ", self.layout(),
-                   " is not supported; only strided (dense) tensors are. Convert with input.to_dense().");
-  switch (self.scalar_type()) {
+DType to_rk_dtype(at::ScalarType t) {
+  switch (t) {
     case at::kBool: return DType::Bool;
     case at::kByte: return DType::UInt8;
     case at::kChar: return DType::Int8;
@@ -48,10 +48,15 @@ DType to_rk_dtype(const at::Tensor& self) {
     case at::kFloat: return DType::Float32;
     case at::kDouble: return DType::Float64;
     default:
-      TORCH_CHECK_TYPE(false, "reducekit.sum: input dtype ", self.scalar_type(), " is not supported. Supported dtypes: ",
-                       supported_dtypes(), ". Convert first (for example input.to(torch.float32)); for complex ",
-                       "input, reduce input.real and input.imag separately.");
+      TORCH_CHECK_TYPE(false, "reducekit.sum: dtype ", t, " is not supported. Supported dtypes: ", supported_dtypes(),
+                       ". Convert first (for example input.to(torch.float32)).");
   }
+}
+
+DType to_rk_dtype(const at::Tensor& self) {
+  TORCH_CHECK_TYPE(self.layout() == at::kStrided, "reducekit.sum: input layout ", self.layout(),
+                   " is not supported; only strided (dense) tensors are. Convert with input.to_dense().");
+  return to_rk_dtype(self.scalar_type());
 }
 
 at::ScalarType to_scalar_type(DType d) {
@@ -89,113 +94,92 @@ void check_device(Method m, const at::Tensor& self) {
 
 namespace {
 
-// Sum of x[lo, hi) with 16 independent accumulators (the compiler vectorizes them; one
-// accumulator would be a latency-bound chain of dependent adds), combined in a fixed order.
-template <class In, class Acc>
-Acc cpu_chunk_sum(const In* x, int64_t lo, int64_t hi) {
-  constexpr int kLanes = 16;
-  Acc lane[kLanes] = {};
-  int64_t i = lo;
-  for (; i + kLanes <= hi; i += kLanes)
-    for (int k = 0; k < kLanes; ++k) lane[k] += static_cast<Acc>(x[i + k]);
-  if constexpr (!RK_FAULT_IS(CpuDropTail))  // planted: the last hi-lo mod 16 elements are dropped
-    for (; i < hi; ++i) lane[0] += static_cast<Acc>(x[i]);
-  for (int w = kLanes / 2; w > 0; w /= 2)
-    for (int k = 0; k < w; ++k) lane[k] += lane[k + w];
-  return lane[0];
-}
-
-// CPU sum: fixed-size chunks summed in parallel, chunk partials combined in index order, so the
-// result does not depend on the thread count. Wide accumulators as on CUDA (float32 in float64);
-// integers in uint64, whose wrap-around is defined and equals torch.sum's int64 wrap-around.
-template <class In, class Acc>
-Acc cpu_sum(const In* x, int64_t n) {
-  constexpr int64_t kChunk = 1 << 16;
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-  if (chunks <= 1) return cpu_chunk_sum<In, Acc>(x, 0, n);
-  std::vector<Acc> partial(chunks, Acc(0));
-  at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t c = begin; c < end; ++c) partial[c] = cpu_chunk_sum<In, Acc>(x, c * kChunk, std::min(n, (c + 1) * kChunk));
-  });
-  Acc total = Acc(0);
-  for (const Acc& p : partial) total += p;
-  return total;
-}
-
-at::Tensor sum_cpu(const at::Tensor& self, c10::string_view method) {
-  const Method m = parse_method(method);
-  to_rk_dtype(self);
-  check_device(m, self);
+// The whole-tensor CPU sum (dim=None): 0-dim result of result_dtype(self).
+at::Tensor full_cpu(const at::Tensor& self, Method) {
   const at::Tensor x = self.contiguous();
-  const int64_t n = x.numel();
   at::Tensor out = at::empty({}, self.options().dtype(result_dtype(self.scalar_type())));
-  // The result is written in place (a fill_ would be one more dispatcher call).
-  auto put = [&](auto v) { *out.mutable_data_ptr<decltype(v)>() = v; };
-  switch (self.scalar_type()) {
-    case at::kBool: put(static_cast<int64_t>(cpu_sum<bool, uint64_t>(x.const_data_ptr<bool>(), n))); break;
-    case at::kByte: put(static_cast<int64_t>(cpu_sum<uint8_t, uint64_t>(x.const_data_ptr<uint8_t>(), n))); break;
-    case at::kChar: put(static_cast<int64_t>(cpu_sum<int8_t, uint64_t>(x.const_data_ptr<int8_t>(), n))); break;
-    case at::kShort: put(static_cast<int64_t>(cpu_sum<int16_t, uint64_t>(x.const_data_ptr<int16_t>(), n))); break;
-    case at::kInt: put(static_cast<int64_t>(cpu_sum<int32_t, uint64_t>(x.const_data_ptr<int32_t>(), n))); break;
-    case at::kLong: put(static_cast<int64_t>(cpu_sum<int64_t, uint64_t>(x.const_data_ptr<int64_t>(), n))); break;
-    case at::kHalf: put(static_cast<at::Half>(cpu_sum<at::Half, float>(x.const_data_ptr<at::Half>(), n))); break;
-    case at::kBFloat16: put(static_cast<at::BFloat16>(cpu_sum<at::BFloat16, float>(x.const_data_ptr<at::BFloat16>(), n))); break;
-    case at::kFloat: put(static_cast<float>(cpu_sum<float, double>(x.const_data_ptr<float>(), n))); break;
-    case at::kDouble: put(cpu_sum<double, double>(x.const_data_ptr<double>(), n)); break;
-    default: TORCH_CHECK(false, "reducekit: internal error: unchecked dtype");
-  }
+  cpu_full_sum(x.const_data_ptr(), x.numel(), to_rk_dtype(self), out.mutable_data_ptr());
   return out;
+}
+
+void step_cpu(const at::Tensor&, const Step& s, const void* in, DType in_dt, DType acc_dt, void* out, DType out_dt) {
+  cpu_dims_step(s.kind, s.outer, s.extent, s.inner, in, in_dt, acc_dt, out, out_dt);
+}
+
+at::Tensor sum_cpu(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype,
+                   c10::string_view method) {
+  static const Backend cpu{&full_cpu, &step_cpu, &cpu_dims_types_supported};
+  return sum_impl(self, dim, keepdim, dtype, method, cpu);
 }
 
 // Sparse and quantized tensors reach these dispatch keys; give them the clear error, not the
 // dispatcher's "could not run with arguments from the SparseCPU backend".
-at::Tensor sum_reject(const at::Tensor& self, c10::string_view method) {
+at::Tensor sum_reject(const at::Tensor& self, at::OptionalIntArrayRef, bool, std::optional<at::ScalarType>,
+                      c10::string_view method) {
   parse_method(method);
   TORCH_CHECK_TYPE(!self.is_quantized(), "reducekit.sum: quantized tensors are not supported; dequantize first (input.dequantize()).");
   to_rk_dtype(self);  // throws for non-strided layouts
   TORCH_CHECK(false, "reducekit.sum: unsupported input");
 }
 
+using SumFn = at::Tensor(const at::Tensor&, at::OptionalIntArrayRef, bool, std::optional<at::ScalarType>, c10::string_view);
+
 // The typed dispatcher handle of reducekit::sum, looked up once.
-const c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, c10::string_view)>& sum_op() {
-  static const auto op =
-      c10::Dispatcher::singleton().findSchemaOrThrow("reducekit::sum", "").typed<at::Tensor(const at::Tensor&, c10::string_view)>();
+const c10::TypedOperatorHandle<SumFn>& sum_op() {
+  static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow("reducekit::sum", "").typed<SumFn>();
   return op;
 }
 
 // reducekit::sum with the Autograd key already handled: straight to the CPU/CUDA kernel.
-at::Tensor sum_below_autograd(const at::Tensor& self, c10::string_view method) {
+at::Tensor sum_below_autograd(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                              std::optional<at::ScalarType> dtype, c10::string_view method) {
   at::AutoDispatchBelowADInplaceOrView below;
-  return sum_op().call(self, method);
+  return sum_op().call(self, dim, keepdim, dtype, method);
 }
 
-// d(sum x)/dx_i = 1: the incoming scalar gradient broadcast to the input's shape. In C++ so that
-// a call that needs no gradient pays no Python round trip on the Autograd key.
+// d(sum x)/dx_i = 1: the incoming gradient, with the reduced dims put back (size 1) when keepdim
+// is false, expanded to the input's shape and cast to its dtype. In C++ so that a call that needs
+// no gradient pays no Python round trip on the Autograd key.
 class SumBackward : public torch::autograd::Function<SumBackward> {
  public:
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& self, const std::string& method) {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& self, at::OptionalIntArrayRef dim,
+                            bool keepdim, std::optional<at::ScalarType> dtype, const std::string& method) {
     ctx->saved_data["sizes"] = self.sym_sizes().vec();
-    return sum_below_autograd(self, method);
+    ctx->saved_data["dtype"] = self.scalar_type();
+    std::vector<int64_t> unsq;  // dims to unsqueeze in the gradient (ascending)
+    if (!keepdim && dim.has_value() && self.dim() > 0) {
+      const std::vector<bool> red = reduced_dims(*dim, self.dim());
+      for (int64_t i = 0; i < self.dim(); ++i)
+        if (red[i]) unsq.push_back(i);
+    }
+    ctx->saved_data["unsqueeze"] = unsq;
+    return sum_below_autograd(self, dim, keepdim, dtype, method);
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx, torch::autograd::variable_list grads) {
     const auto sizes = ctx->saved_data["sizes"].toSymIntVector();
-    return {grads[0].expand_symint(sizes), at::Tensor()};
+    const auto dtype = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
+    at::Tensor g = grads[0];
+    for (int64_t d : ctx->saved_data["unsqueeze"].toIntVector()) g = g.unsqueeze(d);
+    g = g.expand_symint(sizes);
+    if (g.scalar_type() != dtype) g = g.to(dtype);
+    return {g, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
-at::Tensor sum_autograd(const at::Tensor& self, c10::string_view method) {
+at::Tensor sum_autograd(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype,
+                        c10::string_view method) {
   if (!(at::GradMode::is_enabled() && self.requires_grad())) {
     // No graph to record: skip the autograd Function (a heap node and a saved-data map per call).
-    return sum_below_autograd(self, method);
+    return sum_below_autograd(self, dim, keepdim, dtype, method);
   }
-  return SumBackward::apply(self, std::string(method.data(), method.size()));
+  return SumBackward::apply(self, dim, keepdim, dtype, std::string(method.data(), method.size()));
 }
 
 }  // namespace
 }  // namespace rk
 
 TORCH_LIBRARY(reducekit, m) {
-  m.def("sum(Tensor self, str method='auto') -> Tensor");
+  m.def("sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, str method='auto') -> Tensor");
   // Tuning harness for single_pass (benchmarks/tune.py): fixed block, unroll and grid.
   m.def("_single_pass(Tensor self, int block, int unroll, int grid, bool pdl=True) -> Tensor");
   // Read-bandwidth probe (benchmark ceiling): reads every byte of self, returns a 0-dim int64.
@@ -212,9 +196,26 @@ TORCH_LIBRARY_IMPL(reducekit, SparseCsrCUDA, m) { m.impl("sum", &rk::sum_reject)
 TORCH_LIBRARY_IMPL(reducekit, QuantizedCUDA, m) { m.impl("sum", &rk::sum_reject); }
 
 namespace {
-// The fast Python entry: a typed dispatcher call (autograd, fake tensors and every other
-// dispatch key still apply) without the boxed torch.ops Python path, which costs microseconds.
-at::Tensor sum_entry(const at::Tensor& self, const std::string& method) { return rk::sum_op().call(self, method); }
+// The fast Python entry: torch.sum's signature parsed here in C++, then a typed dispatcher call
+// (autograd, fake tensors and every other dispatch key still apply) without the boxed torch.ops
+// Python path, which costs microseconds.
+at::Tensor sum_entry(const at::Tensor& self, const pybind11::handle& dim, bool keepdim, std::optional<at::ScalarType> dtype,
+                     const std::string& method) {
+  if (dim.is_none()) return rk::sum_op().call(self, std::nullopt, keepdim, dtype, method);
+  c10::SmallVector<int64_t, 8> dims;
+  if (PyLong_Check(dim.ptr()) && !PyBool_Check(dim.ptr())) {
+    dims.push_back(dim.cast<int64_t>());
+  } else if (PyTuple_Check(dim.ptr()) || PyList_Check(dim.ptr()) || THPSize_Check(dim.ptr())) {
+    for (const auto& d : dim) {
+      TORCH_CHECK_TYPE(PyLong_Check(d.ptr()) && !PyBool_Check(d.ptr()), "reducekit.sum: dim must be an int or a tuple/list of ints, got an element of type ",
+                       Py_TYPE(d.ptr())->tp_name);
+      dims.push_back(d.cast<int64_t>());
+    }
+  } else {
+    TORCH_CHECK_TYPE(false, "reducekit.sum: dim must be None, an int, or a tuple/list of ints; got ", Py_TYPE(dim.ptr())->tp_name);
+  }
+  return rk::sum_op().call(self, at::IntArrayRef(dims), keepdim, dtype, method);
+}
 }  // namespace
 
 PYBIND11_MODULE(_C, m) {
@@ -222,7 +223,29 @@ PYBIND11_MODULE(_C, m) {
   // wrap_pybind_function: torch's error and warning handling, so that C++ warnings (for example
   // use_deterministic_algorithms(True, warn_only=True)) reach Python's warnings module.
   m.def("sum", torch::wrap_pybind_function(sum_entry), "Dispatcher call of reducekit::sum", pybind11::arg("input"),
-        pybind11::arg("method") = "auto");
+        pybind11::arg("dim") = pybind11::none(), pybind11::arg("keepdim") = false, pybind11::kw_only(),
+        pybind11::arg("dtype") = pybind11::none(), pybind11::arg("method") = "auto");
+  m.def("dims_plan", [](std::vector<int64_t> sizes, std::vector<int64_t> strides, std::vector<int64_t> dims, int64_t elem_bytes) {
+    TORCH_CHECK_VALUE(sizes.size() == strides.size() && sizes.size() <= static_cast<size_t>(rk::kMaxDims), "dims_plan: bad shape");
+    std::vector<bool> red(sizes.size(), dims.empty());
+    for (int64_t d : dims) red.at(d < 0 ? d + static_cast<int64_t>(sizes.size()) : d) = true;
+    const rk::Plan p = rk::plan_for(sizes, strides, red);
+    pybind11::list steps;
+    for (int i = 0; i < p.nsteps; ++i) {
+      const rk::Step& s = p.steps[i];
+      pybind11::dict d;
+      d["kind"] = rk::step_name(s.kind);
+      d["outer"] = s.outer;
+      d["extent"] = s.extent;
+      d["inner"] = s.inner;
+      d["depth"] = rk::step_depth(s.extent, static_cast<int>(elem_bytes));
+      steps.append(d);
+    }
+    return steps;
+  }, "The dims engine's plan for a dense tensor of (sizes, strides) reduced over dims ([] = all): a list of steps "
+     "{kind: rows|columns, outer, extent, inner, depth (additions on the longest path in the CUDA order for an element "
+     "of elem_bytes bytes; later steps read the accumulator)}", pybind11::arg("sizes"), pybind11::arg("strides"),
+     pybind11::arg("dims"), pybind11::arg("elem_bytes"));
   m.def("methods", [] {
     pybind11::list out;
     for (const auto& i : rk::kMethods) {
@@ -255,6 +278,15 @@ PYBIND11_MODULE(_C, m) {
      "or (captured=True) inside CUDA graph capture", pybind11::arg("dtype"), pybind11::arg("n"), pybind11::arg("cc"),
      pybind11::arg("captured") = false);
 #ifdef RK_WITH_CUDA
+  m.def("_dims_columns_config", [](int tx0, int lpt) {
+    TORCH_CHECK_VALUE((tx0 == 0 || (tx0 >= 1 && tx0 <= 32 && (tx0 & (tx0 - 1)) == 0)) &&
+                      (lpt == 0 || lpt == 1 || lpt == 2 || lpt == 4 || lpt == 8),
+                      "reducekit._C._dims_columns_config: tx0 must be 0 or a power of two up to 32, lpt 0, 1, 2, 4 or 8");
+    int old_tx0 = 0, old_lpt = 0;
+    rk::dims_set_columns_config(tx0, lpt, &old_tx0, &old_lpt);
+    return pybind11::make_tuple(old_tx0, old_lpt);
+  }, "Tuning hook: force the dims columns kernel's (tx0, lanes per thread); (0, 0) restores the rule. Returns the previous pair.",
+     pybind11::arg("tx0"), pybind11::arg("lpt"));
   m.def("_single_pass_slots", [](int device, int limit) {
     const int old = rk::single_pass_set_slot_limit(limit);
     return pybind11::make_tuple(rk::single_pass_slots_used(device), old);

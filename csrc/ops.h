@@ -4,13 +4,16 @@
 #include <ATen/ATen.h>
 
 #include <string>
+#include <vector>
 
+#include "engine/plan.h"
 #include "registry.h"
 
 namespace rk {
 
 // The supported input dtype, or a TypeError naming the dtype and what is supported.
 DType to_rk_dtype(const at::Tensor& self);
+DType to_rk_dtype(at::ScalarType t);
 at::ScalarType to_scalar_type(DType d);
 // torch.sum's result dtype: int64 for bool and integers, the input dtype for floats.
 at::ScalarType result_dtype(at::ScalarType in);
@@ -18,5 +21,25 @@ at::ScalarType result_dtype(at::ScalarType in);
 Method parse_method(c10::string_view name);
 // ValueError/NotImplementedError if the method cannot run on this device.
 void check_device(Method m, const at::Tensor& self);
+
+// What a device contributes to reducekit::sum (sum_op.cpp holds everything device-independent).
+struct Backend {
+  // Whole-tensor reduction (dim=None) of a dense real input with `method`: a 0-dim tensor of
+  // result_dtype(x).
+  at::Tensor (*full)(const at::Tensor& x, Method m);
+  // One plan step; `like` is the input tensor (its device, for guards and streams).
+  void (*step)(const at::Tensor& like, const Step& s, const void* in, DType in_dt, DType acc_dt, void* out, DType out_dt);
+  bool (*types_supported)(DType in, DType acc, DType out);
+};
+
+// reducekit::sum with torch.sum's signature and semantics, on a backend.
+at::Tensor sum_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype,
+                    c10::string_view method, const Backend& be);
+
+// Which of nd dims `dims` reduces ([] = all), with torch's range and repeated-dim errors.
+std::vector<bool> reduced_dims(at::IntArrayRef dims, int64_t nd);
+
+// The dims plan of a tensor (sizes, strides) reduced over `reduced` dims.
+Plan plan_for(at::IntArrayRef sizes, at::IntArrayRef strides, const std::vector<bool>& reduced);
 
 }  // namespace rk

@@ -99,11 +99,50 @@ at::Tensor reduce_cuda(const at::Tensor& self, Method m, DType dt, int block, in
   return out.scalar_type() == res ? out : out.to(res);
 }
 
-at::Tensor sum_cuda(const at::Tensor& self, c10::string_view method) {
-  const Method m = parse_method(method);
-  const DType dt = to_rk_dtype(self);
-  check_device(m, self);
-  return reduce_cuda(self, m, dt, 0, 0, 0);
+at::Tensor full_cuda(const at::Tensor& x, Method m) { return reduce_cuda(x, m, to_rk_dtype(x), 0, 0, 0); }
+
+// One plan step of the dims engine on the input's device and current stream; the block partials
+// of split rows and columns come from the caching allocator.
+void step_cuda(const at::Tensor& like, const Step& s, const void* in, DType in_dt, DType acc_dt, void* out, DType out_dt) {
+  const c10::cuda::CUDAGuard guard(like.device());
+  DimsStep a;
+  a.kind = s.kind;
+  a.outer = s.outer;
+  a.extent = s.extent;
+  a.inner = s.inner;
+  a.in = in;
+  a.in_dtype = in_dt;
+  a.acc_dtype = acc_dt;
+  a.out = out;
+  a.out_dtype = out_dt;
+  a.stream = c10::cuda::getCurrentCUDAStream().stream();
+  a.cc = device_info(like.get_device()).cc;
+  a.num_sms = device_info(like.get_device()).num_sms;
+  at::Tensor ws;
+  if (const size_t b = dims_step_workspace(a)) {
+    ws = at::empty({static_cast<int64_t>(b)}, like.options().dtype(at::kByte));
+    a.workspace = ws.mutable_data_ptr();
+  }
+  C10_CUDA_CHECK(dims_step_launch(a));
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+at::Tensor sum_cuda(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype,
+                    c10::string_view method) {
+  static const Backend cuda{&full_cuda, &step_cuda, &dims_types_supported};
+  // The common call, reducekit.sum(x) on a real dense tensor: straight to the whole-tensor path,
+  // without the signature's bookkeeping (host time is what small eager calls cost).
+  if (!dim.has_value() && !keepdim && !dtype.has_value() && method == "auto" && self.layout() == at::kStrided &&
+      !self.is_conj() && !self.is_neg()) {
+    switch (self.scalar_type()) {
+      case at::kBool: case at::kByte: case at::kChar: case at::kShort: case at::kInt: case at::kLong:
+      case at::kHalf: case at::kBFloat16: case at::kFloat: case at::kDouble:
+        return reduce_cuda(self, Method::Auto, to_rk_dtype(self.scalar_type()), 0, 0, 0);
+      default: break;
+    }
+  }
+  const c10::cuda::CUDAGuard guard(self.device());
+  return sum_impl(self, dim, keepdim, dtype, method, cuda);
 }
 
 // Integers in error messages go through std::to_string: streaming an int64 with operator<<

@@ -48,4 +48,30 @@ inline AutoChoice choose_auto(DType dt, int64_t n, int cc, bool captured) {
   return {Method::SinglePass, 0, 0, 0};
 }
 
+// The dims engine's columns kernel (csrc/kernels/dims.cu), by shape class: element size. (The
+// lane structure and the rows kernel have no free parameters; a column's length and width set the
+// block shape by rule.) `lanes_per_thread`: lanes of 64 bytes of rows one thread sums, capped by
+// the work available. Measured with benchmarks/tune_dims.py, interleaved graph timing, cold L2,
+// 16-load kernel (benchmarks/results/h200/tune_dims_3.json): us for 1 lane against 4 per thread.
+struct DimsColumnsTuning {
+  int elem_bytes;
+  int lanes_per_thread;
+  const char* measured;
+};
+
+inline constexpr DimsColumnsTuning kDimsColumnsTable[] = {
+    {1, 1, "not swept; as 2-byte elements (64 rows per thread)"},
+    {2, 1, "H200 bfloat16, 1 vs 4 lanes: (4096,4096) d0 13.3 vs 18.2; (2^22,32) 76.5 vs 79.3; (64,2^20) 36.7 vs 39.0; "
+           "(1024,16384) 12.2 vs 17.2; (256,2^16) 11.9 vs 17.0"},
+    {4, 4, "H200 float32, 1 vs 4 lanes: (4096,4096) d0 27.1 vs 23.9; (2^22,32) 159.3 vs 152.2; (64,2^20) 80.6 vs 74.6; "
+           "(1024,16384) 27.4 vs 22.3; (256,2^16) 25.0 vs 22.2"},
+    {8, 4, "not swept; as 4-byte elements (32 rows per thread)"},
+};
+
+inline int dims_columns_lanes_per_thread(int elem_bytes) {
+  for (const auto& row : kDimsColumnsTable)
+    if (row.elem_bytes == elem_bytes) return row.lanes_per_thread;
+  return 1;
+}
+
 }  // namespace rk

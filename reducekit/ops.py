@@ -15,8 +15,12 @@ def result_dtype(dtype: torch.dtype) -> torch.dtype:
 
 
 @torch.library.register_fake("reducekit::sum")
-def _sum_fake(self, method="auto"):
-    return self.new_empty((), dtype=result_dtype(self.dtype))
+def _sum_fake(self, dim=None, keepdim=False, *, dtype=None, method="auto"):
+    # torch.sum's own meta function gives the result's shape, dtype and layout (and raises torch's
+    # errors for bad dims); the op's checks of its own arguments run in the real kernels.
+    if dim is not None and len(dim) == 0:
+        dim = None if not keepdim else list(range(self.dim()))
+    return torch.sum(self, dim, keepdim=keepdim, dtype=dtype)
 
 
 @torch.library.register_fake("reducekit::_single_pass")
@@ -33,19 +37,29 @@ def _read_probe_fake(self, block, unroll, waves):
 # Autograd key, so calls that need no gradient pay nothing for it.
 
 _compiling = torch.compiler.is_compiling
+# torch.sum also takes Python's scalar types as dtype=.
+_PY_DTYPES = {float: torch.float64, int: torch.int64, bool: torch.bool, complex: torch.complex128}
 _fast_sum = _C.sum
 
 
-def sum(input: torch.Tensor, method: str = "auto") -> torch.Tensor:  # noqa: A001 - mirrors torch.sum
-    """Sum of all elements of `input`, as a 0-dim tensor, with torch.sum's dtype rules.
+def sum(input: torch.Tensor, dim=None, keepdim: bool = False, *, dtype: torch.dtype | None = None,  # noqa: A001
+        method: str = "auto") -> torch.Tensor:
+    """torch.sum with a choice of method: the sum of `input` over `dim` (every dim when None).
+
+    Same signature, result dtype, shape and errors as torch.sum: `dim` an int or a tuple/list of
+    ints (negative allowed), `keepdim`, `dtype=` (the input is summed as that dtype; float16 and
+    bfloat16 with dtype=torch.float32 are read and accumulated without a cast kernel). Integers
+    sum to int64; complex inputs sum their real and imaginary parts.
 
     `method` names a strategy from reducekit.methods(); "auto" (the default) picks the fastest
-    deterministic kernel for the dtype and size. The input is never modified.
+    deterministic kernel, and is the one method that reduces over some dims (the others reduce
+    the whole tensor). With an explicit `dim`, every output's bits depend only on its own slice:
+    sum(x, dim=-1)[i] equals sum(x[i:i+1], dim=-1)[0] bit for bit. The input is never modified.
     """
     if _compiling():
-        return torch.ops.reducekit.sum.default(input, method)
+        return torch.ops.reducekit.sum.default(input, dim, keepdim, dtype=dtype, method=method)
     try:
-        return _fast_sum(input, method)
+        return _fast_sum(input, dim, keepdim, dtype=dtype, method=method)
     except TypeError:
         # Argument errors are diagnosed here, off the fast path: pybind11 alone would say
         # "incompatible function arguments".
@@ -54,4 +68,10 @@ def sum(input: torch.Tensor, method: str = "auto") -> torch.Tensor:  # noqa: A00
         if not isinstance(method, str):
             raise TypeError(f"reducekit.sum: method must be a str naming a method (see reducekit.methods()), "
                             f"got {type(method).__name__} {method!r}") from None
+        if dtype in _PY_DTYPES:
+            return sum(input, dim, keepdim, dtype=_PY_DTYPES[dtype], method=method)
+        if dtype is not None and not isinstance(dtype, torch.dtype):
+            raise TypeError(f"reducekit.sum: dtype must be a torch.dtype or None, got {type(dtype).__name__} {dtype!r}") from None
+        if not isinstance(keepdim, bool):
+            raise TypeError(f"reducekit.sum: keepdim must be a bool, got {type(keepdim).__name__} {keepdim!r}") from None
         raise

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "../engine/plan.h"
 #include "../registry.h"
 
 namespace rk {
@@ -58,6 +59,32 @@ int single_pass_slots_used(int device);
 // `sink` (one zeroed device word) keeps the loads live. unroll in {4, 8, 16}.
 cudaError_t read_probe_launch(const void* v, int64_t nvec, unsigned long long* sink, int block, int unroll, int waves,
                               int num_sms, cudaStream_t stream);
+
+// One step of the dims engine's plan (engine/plan.h) over a dense operand at `in`:
+//   rows:    `outer` rows of `extent` contiguous values -> out[outer]
+//   columns: `outer` batches of an extent x inner matrix reduced over extent -> out[outer][inner]
+// Values are read as in_dtype, summed in acc_dtype in the plan's fixed order, written as
+// out_dtype (a later step's input when the plan has several).
+struct DimsStep {
+  StepKind kind = StepKind::Rows;
+  int64_t outer = 1, extent = 1, inner = 1;
+  const void* in = nullptr;
+  DType in_dtype = DType::Float32, acc_dtype = DType::Float64, out_dtype = DType::Float32;
+  void* out = nullptr;
+  void* workspace = nullptr;  // dims_step_workspace(...) bytes: the block partials of split rows/columns
+  cudaStream_t stream = nullptr;
+  int cc = 0;
+  int num_sms = 0;
+  bool pdl = false;  // programmatic dependent launch of the step's first kernel (its second always)
+};
+// Whether the dims kernels are compiled for this (input, accumulator, output) triple.
+bool dims_types_supported(DType in, DType acc, DType out);
+size_t dims_step_workspace(const DimsStep& a);
+// Tuning harness: force the columns kernel's row-segment threads (tx0: 1..32, a power of two) and
+// lanes per thread (lpt: 1, 2, 4 or 8); 0 restores the built-in rule. Not thread-safe; tests and
+// benchmarks/tune_dims.py only.
+void dims_set_columns_config(int tx0, int lpt, int* old_tx0, int* old_lpt);
+cudaError_t dims_step_launch(const DimsStep& a);
 
 // Per-family entry points (one .cu file each; launch() routes to them).
 size_t atomics_workspace(Method m, const ReduceArgs& a);

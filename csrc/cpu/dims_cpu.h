@@ -1,0 +1,26 @@
+// CPU execution of the dims engine's plan steps (engine/plan.h) and the whole-tensor CPU sum.
+// Deterministic whatever the thread count: work is cut into pieces whose size depends only on the
+// extents, and pieces are combined in index order. A slice's bits depend only on its values and
+// its reduced shape, as on CUDA (the CPU order itself differs from the CUDA one).
+#pragma once
+
+#include <cstdint>
+
+#include "../engine/plan.h"
+#include "../registry.h"
+
+namespace rk {
+
+// One plan step on the CPU: values of in_dtype at `in` (dense), accumulated in acc_dtype, written
+// as out_dtype. Same (in, acc, out) triples as the CUDA kernels (dims_types_supported), with
+// acc Int64 meaning a wrapping 64-bit integer sum.
+void cpu_dims_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner, const void* in, DType in_dtype,
+                   DType acc_dtype, void* out, DType out_dtype);
+
+// The whole-tensor CPU sum (dim=None) of n values: written as int64 for bool and integers, as the
+// input dtype for floats (float32 accumulates in float64, 16-bit floats in float32).
+void cpu_full_sum(const void* in, int64_t n, DType dtype, void* out);
+
+bool cpu_dims_types_supported(DType in, DType acc, DType out);
+
+}  // namespace rk

@@ -1,0 +1,143 @@
+// The dims engine's plan: maps any (shape, strides, reduced dims) of a dense tensor to a short
+// sequence of steps, each one of two kernel shapes. Torch-free and CUDA-free: the CPU and CUDA
+// implementations both execute it, and tests read it through reducekit._C.dims_plan.
+//
+//  1. Dims of size 1 are dropped; the rest are put in memory order (largest stride first) and
+//     adjacent dims are merged when both are reduced or both kept and they are contiguous with
+//     each other. (2^20, 64) along dim 1 becomes one "rows" step; (64, 256, 1024) over (0, 2)
+//     stays [reduced 64, kept 256, reduced 1024].
+//  2. Steps reduce the innermost reduced dim first:
+//       rows     the reduced extent L is innermost (contiguous): K rows of L elements;
+//       columns  the reduced extent R has a contiguous kept extent C inside it: B batches of an
+//                R x C matrix reduced over R.
+//     A plan with several reduced dims (the general case) runs several steps; every step but the
+//     last writes its result in the accumulator type, and the next step reads that.
+//  A full reduction asked for with dim=None never comes here: it stays single_pass (CUDA) or the
+//  whole-tensor CPU sum. An explicit dim list that covers every dim does come here, so that its
+//  bits follow the same rule as every other explicit-dim call.
+//
+// The accumulation order (the engine's promise; both kernel shapes implement it exactly): a run of
+// N values along a reduced extent is cut into lanes of G = 64 / sizeof(element) consecutive values
+// (16 for float32, 32 for 16-bit floats, 8 for float64, 64 for bytes); each lane is summed
+// sequentially, and the lane sums are combined by a perfect pairwise (binary) tree, padded with
+// the identity. The order depends only on N and the element type: never on how many other rows or
+// columns there are, the kept dims, the grid, the stream, or the GPU. That is what makes
+// sum(x, dim=-1)[i] bitwise equal to sum(x[i:i+1], dim=-1)[0], and a row sum equal to the column
+// sum of the same values.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace rk {
+
+inline constexpr int kMaxDims = 64;
+
+struct Dim {
+  int64_t size = 1;
+  int64_t stride = 0;
+  bool reduced = false;
+};
+
+// Dims of size > 1 in memory order (outermost first), merged.
+struct MergedDims {
+  int nd = 0;
+  Dim d[kMaxDims];
+};
+
+// `reduced[i]` says whether dim i is reduced. The tensor must be non-overlapping and dense (every
+// element at a distinct offset, the offsets covering a contiguous range); callers copy others.
+inline MergedDims merge_dims(int ndim, const int64_t* sizes, const int64_t* strides, const bool* reduced) {
+  MergedDims m;
+  Dim tmp[kMaxDims];
+  int n = 0;
+  for (int i = 0; i < ndim; ++i)
+    if (sizes[i] != 1) tmp[n++] = Dim{sizes[i], strides[i], reduced[i]};
+  // Stable: equal strides only occur for size-1 dims, which are gone.
+  std::stable_sort(tmp, tmp + n, [](const Dim& a, const Dim& b) { return a.stride > b.stride; });
+  for (int i = 0; i < n; ++i) {
+    if (m.nd > 0) {
+      Dim& last = m.d[m.nd - 1];
+      if (last.reduced == tmp[i].reduced && last.stride == tmp[i].stride * tmp[i].size) {
+        last.size *= tmp[i].size;
+        last.stride = tmp[i].stride;
+        continue;
+      }
+    }
+    m.d[m.nd++] = tmp[i];
+  }
+  return m;
+}
+
+enum class StepKind { Rows, Columns };
+
+// One kernel step over a dense (contiguous in memory order) operand.
+struct Step {
+  StepKind kind;
+  int64_t outer;   // rows: K rows; columns: B batches
+  int64_t extent;  // the reduced extent: L (rows) or R (columns)
+  int64_t inner;   // columns: C, the contiguous kept extent; rows: 1
+};
+
+struct Plan {
+  int nsteps = 0;
+  Step steps[kMaxDims];
+  int64_t outputs = 1;  // elements of the result
+  int64_t reduced = 1;  // elements reduced into each output
+};
+
+// Steps for merged dims. Each step consumes the innermost reduced dim; its result is dense in
+// the memory order of the remaining dims, which is what the next step reads.
+inline Plan make_plan(const MergedDims& m) {
+  Plan p;
+  Dim d[kMaxDims];
+  int nd = m.nd;
+  std::copy(m.d, m.d + nd, d);
+  for (int i = 0; i < nd; ++i) (d[i].reduced ? p.reduced : p.outputs) *= d[i].size;
+  for (;;) {
+    int j = nd - 1;
+    while (j >= 0 && !d[j].reduced) --j;
+    if (j < 0) break;
+    int64_t outer = 1, inner = 1;
+    for (int i = 0; i < j; ++i) outer *= d[i].size;
+    for (int i = j + 1; i < nd; ++i) inner *= d[i].size;
+    p.steps[p.nsteps++] = inner == 1 ? Step{StepKind::Rows, outer, d[j].size, 1} : Step{StepKind::Columns, outer, d[j].size, inner};
+    // Remove dim j; merge its neighbours if both kept (they are now adjacent in the dense result).
+    for (int i = j; i + 1 < nd; ++i) d[i] = d[i + 1];
+    --nd;
+    if (j > 0 && j < nd && !d[j - 1].reduced && !d[j].reduced) {
+      d[j - 1].size *= d[j].size;
+      for (int i = j; i + 1 < nd; ++i) d[i] = d[i + 1];
+      --nd;
+    }
+  }
+  return p;
+}
+
+// Elements per lane of the accumulation order for an element of `elem_bytes` bytes.
+inline constexpr int lane_elems(int elem_bytes) { return 64 / elem_bytes; }
+
+inline int64_t ceil_pow2(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+inline int ceil_log2(int64_t v) {
+  int k = 0;
+  while ((int64_t{1} << k) < v) ++k;
+  return k;
+}
+
+// Additions on the longest path from an input value to a step's result: the lane's chain plus
+// the depth of the pairwise tree over the lanes (tests derive their float bounds from it).
+inline int64_t step_depth(int64_t extent, int elem_bytes) {
+  const int64_t g = lane_elems(elem_bytes);
+  const int64_t lanes = (extent + g - 1) / g;
+  return std::min(extent, g) + ceil_log2(lanes);
+}
+
+inline const char* step_name(StepKind k) { return k == StepKind::Rows ? "rows" : "columns"; }
+
+}  // namespace rk

@@ -224,7 +224,7 @@ def test_host_final_refuses_graph_capture():
 def test_opcheck_cuda(dtype):
     x = random_tensor(5000, dtype, "cuda")
     for method in ("auto", "two_pass", "cub_device"):
-        torch.library.opcheck(torch.ops.reducekit.sum.default, (x, method))
+        torch.library.opcheck(torch.ops.reducekit.sum.default, (x,), {"method": method})
 
 
 def test_autograd_cuda():

@@ -10,6 +10,7 @@ With REDUCEKIT_PERF_JSON=<path> (an absolute path: pytest runs from tests/), eve
 are merged into that JSON file as the test ends, before its assertion, so that misses are kept;
 benchmarks/report.py builds README's targets table from benchmarks/results/h200/perf.json.
 """
+import copy
 import json
 import os
 import statistics
@@ -20,7 +21,7 @@ import torch
 
 import reducekit
 from helpers import resolve
-from reducekit.bench import (DTYPES, GRAPH_TIMING, Buffers, environment, random_input, read_ceiling, time_cuda_eager,
+from reducekit.bench import (DIMS_CASES, DTYPES, GRAPH_TIMING, Buffers, environment, random_input, read_ceiling, time_cuda_eager,
                              time_cuda_graph)
 
 pytestmark = [pytest.mark.perf, pytest.mark.cuda]
@@ -47,6 +48,17 @@ TARGETS = {
                        "key": "pct_ceiling", "bound": 92.0, "unit": "%", "better": "higher"},
     "host": {"text": "host time of an eager call <= torch.sum's + {bound:.1f} us, on each path auto takes",
              "key": "excess_us", "bound": 1.0, "unit": "us", "better": "lower"},
+    # Issue 9: reductions over dims, and eager calls with the whole signature.
+    "dims_vs_full": {"text": "sum over dims <= {bound:g}x the full sum of the same dtype and bytes, issue 9's shapes "
+                             "(interleaved graph timing)", "key": "ratio_full", "bound": 1.05, "unit": "x", "better": "lower"},
+    "dims_vs_torch": {"text": "sum over dims never slower than torch.sum (torch time / ours >= {bound:g}), issue 9's shapes "
+                              "(interleaved graph timing)", "key": "speedup", "bound": 1.0, "unit": "x", "better": "higher"},
+    "dims_int": {"text": "int32 sum over dims >= {bound:g}x torch.sum, issue 9's shapes (interleaved graph timing)",
+                 "key": "speedup", "bound": 5.0, "unit": "x", "better": "higher"},
+    "eager_small": {"text": "eager full sum, host time included, <= {bound:g}x torch.sum at 2^10..2^16 (wall time per call "
+                            "of back-to-back calls)", "key": "ratio", "bound": 1.0, "unit": "x", "better": "lower"},
+    "host_signature": {"text": "host time of an eager call <= torch.sum's + {bound:.1f} us, 1024 float32, with dim=None "
+                               "and with dim=0", "key": "excess_us", "bound": 0.0, "unit": "us", "better": "lower"},
 }
 
 
@@ -62,15 +74,17 @@ _RECORDS: dict[str, dict] = {}
 _ENV: dict = {}  # the run's environment, taken once
 
 
-def check(request, target: str, case: str, figures: dict) -> None:
+def check(request, target: str, case: str, figures: dict, several: bool = False) -> None:
     """Records this test's figures (before asserting, so that a miss is recorded too), prints them,
-    and asserts figures[key] against the target's bound, exactly."""
+    and asserts figures[key] against the target's bound, exactly. `several`: the test checks more
+    than one target, each recorded under its own id (test id + [target])."""
     spec = TARGETS[target]
     value = figures[spec["key"]]
     passed = bool(value >= spec["bound"] if spec["better"] == "higher" else value <= spec["bound"])
     text = target_text(target)
-    _RECORDS[request.node.nodeid] = {
-        "test": request.node.nodeid, "target_id": target, "target": text, "case": case,
+    rid = f"{request.node.nodeid}[{target}]" if several else request.node.nodeid
+    _RECORDS[rid] = {
+        "test": rid, "target_id": target, "target": text, "case": case,
         "figures": {k: round(float(v), 4) for k, v in figures.items()},
         "key": spec["key"], "bound": spec["bound"], "unit": spec["unit"], "better": spec["better"], "passed": passed,
     }
@@ -223,3 +237,71 @@ def test_host_overhead(request, dtype, n):
     x = random_input(n, DTYPES[dtype], "cuda")
     t = host_us({"auto": reducekit.sum, "torch": torch.sum}, x)
     check(request, "host", f"{dtype} {n} ({auto_path(dtype, n)})", dict(us(t), excess_us=t["auto"] - t["torch"]))
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 9: reductions over dims. Each case times torch.sum over the dims, reducekit over the dims
+# and reducekit's full sum of the same buffers seen flat (same dtype, same bytes), in one run.
+
+def _dims_params():
+    for c in DIMS_CASES:
+        for d in c.get("only", ("float32", "bfloat16", "int32")):
+            yield pytest.param(c, d, id=f"{d}-{c['shape']}-{c['dim']}" + (f"-{c['sum_dtype']}" if c.get("sum_dtype") else ""))
+
+
+def _dims_times(case, dtype):
+    shape, dim = case["shape"], case["dim"]
+    kw = {"dtype": DTYPES[case["sum_dtype"]]} if case.get("sum_dtype") else {}
+    n = 1
+    for s in shape:
+        n *= s
+    flat = Buffers(n, DTYPES[dtype], "cuda", cold_bytes())
+    shaped = copy.copy(flat)  # the same buffers, viewed as the case's shape
+    shaped.views = [v.view(shape) for v in flat.views]
+    fns = {"torch": lambda v: torch.sum(v, dim, **kw), "auto": lambda v: reducekit.sum(v, dim, **kw)}
+    out = {"torch": [], "auto": [], "full": []}
+    for _ in range(3):
+        for k, fn in fns.items():
+            out[k].append(time_cuda_graph(fn, shaped))
+        out["full"].append(time_cuda_graph(reducekit.sum, flat))
+    del flat, shaped
+    return {k: statistics.median(v) for k, v in out.items()}
+
+
+@pytest.mark.parametrize("case,dtype", list(_dims_params()))
+def test_dims_targets(request, case, dtype):
+    """Issue 9 targets 1: over dims, no slower than 1.05x the same-bytes full sum, never slower than
+    torch.sum, and integers >= 5x torch.sum; all from one run of interleaved graph timing."""
+    t = _dims_times(case, dtype)
+    label = f"{dtype} {case['shape']} dim {case['dim']}" + (f" dtype={case['sum_dtype']}" if case.get("sum_dtype") else "")
+    figures = dict(us(t), ratio_full=t["auto"] / t["full"], speedup=t["torch"] / t["auto"])
+    failures = []
+    for target in ("dims_vs_full", "dims_vs_torch") + (("dims_int",) if dtype == "int32" else ()):
+        try:
+            check(request, target, label, figures, several=True)
+        except AssertionError as e:
+            failures.append(str(e))
+    assert not failures, "; ".join(failures)
+
+
+@pytest.mark.parametrize("n", [2**10, 2**12, 2**14, 2**16])
+def test_eager_small_full_sum(request, n):
+    """Issue 9 target 2: at small sizes users call eagerly and pay host time; wall time per call of
+    back-to-back eager calls (host time included) no more than torch.sum's."""
+    x = random_input(n, torch.float32, "cuda")
+    t = host_us({"auto": reducekit.sum, "torch": torch.sum}, x)
+    check(request, "eager_small", f"float32 2^{n.bit_length() - 1} eager ({auto_path('float32', n)})",
+          dict(us(t), ratio=t["auto"] / t["torch"]))
+
+
+@pytest.mark.parametrize("dim", [None, 0])
+def test_host_signature(request, dim):
+    """Issue 9 target 2: the host time of an eager call with the whole signature (parsed in C++) at
+    most torch.sum's, 1024 float32 elements."""
+    x = random_input(1024, torch.float32, "cuda")
+    if dim is None:
+        fns = {"auto": reducekit.sum, "torch": torch.sum}
+    else:
+        fns = {"auto": lambda v: reducekit.sum(v, dim), "torch": lambda v: torch.sum(v, dim)}
+    t = host_us(fns, x)
+    check(request, "host_signature", f"float32 1024 dim={dim}", dict(us(t), excess_us=t["auto"] - t["torch"]))

@@ -11,7 +11,11 @@ Blocks, each between `<!-- report:NAME:begin -->` and `<!-- report:NAME:end -->`
   tests/test_perf.py under REDUCEKIT_PERF_JSON; while none is committed, the targets alone, read
   from tests/test_perf.py's TARGETS);
 - ranking: our H200 ranking against the study's A6000 ranking at 2^25 elements (results.json and
-  benchmarks/results/a6000_seed001.md, a verbatim quote of seed document 001).
+  benchmarks/results/a6000_seed001.md, a verbatim quote of seed document 001);
+- dims: reductions over dims against torch.sum and against the same-bytes full sum
+  (benchmarks/results/h200/results_dims.json, written by `bench.py --dims`; while none is
+  committed, one line saying so);
+- faults: the planted-fault campaign (benchmarks/results/h200/faults.json).
 """
 from __future__ import annotations
 
@@ -25,7 +29,8 @@ import shlex
 import sys
 import textwrap
 
-from reducekit.bench import GRAPH_MAX_N, MISSING_LEGEND, MODE_TITLES, TORCH, _fmt_time, _n_label, load_run, time_table
+from reducekit.bench import (DIMS_FILE, DIMS_MODE_TITLES, GRAPH_MAX_N, MISSING_LEGEND, MODE_TITLES, TORCH, _fmt_time, _n_label,
+                             dims_table, dims_target_summary, host_lines, load_run, time_table)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = "README.md"
@@ -34,8 +39,10 @@ RESULTS = f"{RESULTS_DIR}/results.json"
 PERF = f"{RESULTS_DIR}/perf.json"
 A6000 = "benchmarks/results/a6000_seed001.md"
 FAULTS = f"{RESULTS_DIR}/faults.json"
+DIMS = f"{RESULTS_DIR}/{DIMS_FILE}.json"
+DIMS_PLOT = f"{RESULTS_DIR}/dims_pct_ceiling_eager.png"
 TEST_PERF = "tests/test_perf.py"
-BLOCKS = ("results", "targets", "ranking")
+BLOCKS = ("results", "targets", "ranking", "dims", "faults")
 README_DTYPES = ("float32", "int32")
 STUDY_N = 2**25  # the study's largest size
 # The study's kernels and the reducekit methods that implement them (README's Methods table,
@@ -319,6 +326,51 @@ def ranking_block(run: dict, study: dict) -> str:
 
 
 # ------------------------------------------------------------------------------------------------
+# dims: reductions over dims (bench.py --dims)
+
+
+def dims_block(run: dict | None, plot: bool = False) -> str:
+    """The dims run's environment, its eager table, the target verdicts of every mode and the host
+    times; one line while no dims run is committed. `plot`: whether DIMS_PLOT is committed."""
+    head = ["### Reductions over dims", ""]
+    if run is None:
+        return "\n".join(head + [para(f"No H200 dims results are committed yet (`{DIMS}` does not exist); "
+                                      f"`python benchmarks/bench.py --dims --out {RESULTS_DIR}` on the H200 writes them.")]) + "\n"
+    env, rows = run["env"], run["rows"]
+    where = (f"one {env['gpu']} ({env.get('sms', '?')} SMs, {env.get('l2_mb', '?'):g} MB L2, driver {env.get('driver', '?')}, "
+             f"CUDA {env.get('cuda', '?')}, torch {env['torch']})" if "gpu" in env
+             else f"the CPU ({env.get('cpu', '?')}, {env.get('threads', '?')} threads, torch {env['torch']}; shapes scaled down)")
+    ceilings = _ceilings(env)
+    ceiling = ""
+    if ceilings:
+        given = any(c.get("given") for c in ceilings)
+        ceiling = (f" Read ceiling {'given' if given else 'measured in the same run' + ('s' if len(ceilings) > 1 else '')}: "
+                   + " and ".join(f"{c['gbps'] / 1e3:.3f}" for c in ceilings) + " TB/s.")
+    cold = f"cold L2: {env['cold_l2']}; CUDA events; " if "cold_l2" in env else ""
+    rounds = f"medians over {env['rounds']} interleaved rounds" if "rounds" in env else "medians"
+    out = head + [para(
+        f"Measured on {where} on {_dates(env)} with `python benchmarks/bench.py --dims`: per case and dtype, "
+        "`torch.sum(x, dim, dtype=...)`, `reducekit.sum(x, dim, dtype=...)` (auto) and `reducekit.sum(flat)`, the full "
+        f"sum of the same buffers seen as one flat tensor (same dtype, same bytes), timed in the same run; {cold}{rounds}."
+        f"{ceiling} % of ceiling: bytes read / time / read ceiling. Every figure, the graph-mode table and the plots are "
+        f"in [`{RESULTS_DIR}/{DIMS_FILE}.md`]({RESULTS_DIR}/{DIMS_FILE}.md). This section is generated from `{DIMS}` by "
+        "`benchmarks/report.py`."), ""]
+    if plot:
+        out += [f"![dims: % of the read ceiling]({DIMS_PLOT})", ""]
+    table = dims_table(rows, "eager")
+    if table:
+        out += [f"#### {DIMS_MODE_TITLES['eager']}", ""] + table + [""]
+    for mode in DIMS_MODE_TITLES:
+        summary = dims_target_summary(rows, mode)
+        if summary:
+            out += [f"Targets, {mode} mode:", ""] + [f"- {line}" for line in summary] + [""]
+    host = host_lines(run.get("host"))
+    if host:
+        out += [para(host[0])] + host[1:]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+# ------------------------------------------------------------------------------------------------
 # README
 
 
@@ -346,11 +398,16 @@ def blocks(root: str = ROOT) -> dict[str, str]:
     if os.path.exists(os.path.join(root, FAULTS)):
         with open(os.path.join(root, FAULTS)) as f:
             faults = json.load(f)
+    dims = None
+    if os.path.exists(os.path.join(root, DIMS)):
+        with open(os.path.join(root, DIMS)) as f:
+            dims = json.load(f)
     return {
         "faults": faults_block(faults),
         "results": results_block(run),
         "targets": targets_block(perf, read_targets(os.path.join(root, TEST_PERF))),
         "ranking": ranking_block(run, read_study(os.path.join(root, A6000))),
+        "dims": dims_block(dims, plot=os.path.exists(os.path.join(root, DIMS_PLOT))),
     }
 
 

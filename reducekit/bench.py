@@ -1,4 +1,5 @@
-"""Benchmark harness: reducekit methods against torch.sum and CUB, per dtype and size.
+"""Benchmark harness: reducekit methods against torch.sum and CUB, per dtype and size; and
+reductions over dims (dims_run, `bench.py --dims`) against torch.sum and the same-bytes full sum.
 
 Timing method (see README "H200 results"):
 - warm-up calls first, then CUDA events around batches of calls; the figure is the median of the
@@ -569,8 +570,636 @@ def merge_runs(runs: list[dict]) -> dict:
     return {"env": env, "rows": [row for r in runs for row in r["rows"]]}
 
 
+# ------------------------------------------------------------------------------------------------
+# Reductions over dims: torch.sum(x, dim, dtype=...) against reducekit.sum(x, dim, dtype=...) (method
+# auto) and against reducekit's full sum of a flat tensor of the same dtype and byte count, timed in
+# the same run on the same memory (the flat input is the same buffers seen as 1-D).
+
+DIMS_DTYPES = ("float32", "bfloat16", "int32")
+DIMS_FILE = "results_dims"  # results_dims.json, results_dims.md
+DIMS_CONTENDERS = ("torch", "reducekit", "full")
+DIMS_CALLS = {"torch": "torch.sum(x, dim, dtype=...)", "reducekit": "reducekit.sum(x, dim, dtype=...)",
+              "full": "reducekit.sum(flat)"}
+# The cases of the dims issue: shape, reduced dim(s), sum dtype (torch.sum's dtype=), and the input
+# dtypes a case runs for (absent: every dtype of the run).
+DIMS_CASES = (
+    {"shape": (4096, 4096), "dim": 1},
+    {"shape": (4096, 4096), "dim": 0},
+    {"shape": (32, 2**22), "dim": 1},
+    {"shape": (2**22, 32), "dim": 0},
+    {"shape": (2**20, 64), "dim": 1},
+    {"shape": (64, 2**20), "dim": 0},
+    {"shape": (64, 256, 1024), "dim": (0, 2)},
+    {"shape": (8192, 8192), "dim": -1, "only": ("bfloat16",)},
+    {"shape": (8192, 8192), "dim": -1, "sum_dtype": "float32", "only": ("bfloat16",)},
+)
+DIMS_CPU_MAX_MIB = 64  # CPU runs scale each case's largest dim down to at most this many MiB at 4 bytes/element
+DIMS_GRAPH_MAX_MS = 2.0  # a contender slower than this in eager mode is not timed in graph mode (GPU-bound there)
+# The targets, checked per row (case, dtype, mode). `key` names the row's figure; `devices` where
+# the target applies; `integers`: integer dtypes only (not bool).
+DIMS_TARGETS = {
+    "vs_full": {"text": "reducekit over dims <= {bound:g}x its full sum of the same bytes", "short": "<= {bound:g}x full sum",
+                "key": "ratio_full", "bound": 1.05, "better": "lower", "devices": ("cuda",)},
+    "not_slower": {"text": "never slower than torch.sum (torch.sum time / reducekit time >= {bound:g})",
+                   "short": "not slower than torch.sum", "key": "speedup", "bound": 1.0, "better": "higher",
+                   "devices": ("cuda", "cpu")},
+    "int_speedup": {"text": "integer dtypes >= {bound:g}x torch.sum", "short": ">= {bound:g}x torch.sum (integers)",
+                    "key": "speedup", "bound": 5.0, "better": "higher", "devices": ("cuda",), "integers": True},
+}
+DIMS_MODE_TITLES = {"eager": MODE_TITLES["eager"], "graph": MODE_TITLES["graph"]}
+
+
+def dims_target_text(tid: str, short: bool = False) -> str:
+    t = DIMS_TARGETS[tid]
+    return t["short" if short else "text"].format(**t)
+
+
+def _dim_size_label(n: int) -> str:
+    return f"2^{n.bit_length() - 1}" if n >= 2**16 and n & (n - 1) == 0 else str(n)
+
+
+def _shape_label(shape) -> str:
+    return f"({', '.join(_dim_size_label(int(s)) for s in shape)})"
+
+
+def dims_case_label(shape, dim, sum_dtype=None) -> str:
+    """'(32, 2^22) dim 1', '(64, 256, 1024) dims (0, 2)', '(8192, 8192) dim -1, dtype=float32'."""
+    dims = f"dims ({', '.join(map(str, dim))})" if isinstance(dim, (tuple, list)) else f"dim {dim}"
+    return f"{_shape_label(shape)} {dims}" + (f", dtype={sum_dtype}" if sum_dtype else "")
+
+
+def scale_shape(shape, max_elems: int) -> tuple:
+    """`shape` with its (first) largest dim divided by the smallest power of two that brings the
+    element count to at most max_elems (not below 1): the CPU variant of a GPU case keeps the
+    number and length of the other dims."""
+    shape = list(shape)
+    i = shape.index(max(shape))
+    while math.prod(shape) > max_elems and shape[i] > 1:
+        shape[i] = max(1, shape[i] // 2)
+    return tuple(shape)
+
+
+def dims_cases(dtypes, max_elems: int | None = None) -> list[dict]:
+    """The cases of a run: one per DIMS_CASES entry and dtype (in dtype order), shapes scaled to
+    max_elems when given (CPU)."""
+    out = []
+    for d in dtypes:
+        for c in DIMS_CASES:
+            if "only" in c and d not in c["only"]:
+                continue
+            shape = scale_shape(c["shape"], max_elems) if max_elems else tuple(c["shape"])
+            label = dims_case_label(shape, c["dim"], c.get("sum_dtype"))
+            if shape != tuple(c["shape"]):
+                label += f" (scaled from {_shape_label(c['shape'])})"
+            out.append({"shape": shape, "issue_shape": tuple(c["shape"]), "dim": c["dim"], "sum_dtype": c.get("sum_dtype"),
+                        "dtype": d, "case": label})
+    return out
+
+
+def _reduced_shape(shape, dim) -> list[int]:
+    dims = {d % len(shape) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
+    return [s for i, s in enumerate(shape) if i not in dims]
+
+
+def _sum_fns(dim, sum_dtype):
+    """(torch.sum over dim, reducekit.sum over dim): each a one-argument callable."""
+    dim = tuple(dim) if isinstance(dim, list) else dim
+    if sum_dtype is None:
+        return (lambda v: torch.sum(v, dim)), (lambda v: reducekit.sum(v, dim=dim))
+    dt = DTYPES[sum_dtype]
+    return (lambda v: torch.sum(v, dim, dtype=dt)), (lambda v: reducekit.sum(v, dim=dim, dtype=dt))
+
+
+def _err(e: BaseException) -> str:
+    lines = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {lines[0][:200] if lines else ''}"
+
+
+def dims_check(x: torch.Tensor, dim, sum_dtype=None) -> str:
+    """'ok' when reducekit.sum(x, dim, dtype=...) has torch.sum's shape and dtype and its values
+    (integers exactly; floats within 2 ulps of the output dtype plus 1e-5, relative to the sum of
+    |x| over the same dims), else what differs. A sanity check of what is timed, not a test."""
+    tfn, rfn = _sum_fns(dim, sum_dtype)
+    try:
+        got = rfn(x)
+    except Exception as e:  # noqa: BLE001 - reported in the row
+        return f"error: {_err(e)}"
+    want = tfn(x)
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return f"mismatch: shape {tuple(got.shape)} {got.dtype}, torch.sum gives {tuple(want.shape)} {want.dtype}"
+    if not want.dtype.is_floating_point:
+        bad = int((got != want).sum())
+        return "ok" if bad == 0 else f"mismatch: {bad} of {want.numel()} values differ"
+    d = tuple(dim) if isinstance(dim, (tuple, list)) else dim
+    scale = torch.sum(x.abs(), d, dtype=torch.float64)
+    tol = (2 * torch.finfo(want.dtype).eps + 1e-5) * scale + torch.finfo(want.dtype).tiny
+    diff = (got.double() - want.double()).abs()
+    bad = int((~(diff <= tol)).sum())  # NaN counts as bad
+    return "ok" if bad == 0 else f"mismatch: {bad} of {want.numel()} values beyond the bound (max |diff| {float(diff.max()):.3g})"
+
+
+def dims_derive(row: dict, ceiling_gbps: float | None, device_type: str) -> dict:
+    """Fills a row's derived figures from its times (torch_us, reducekit_us, full_us; None where
+    not measured): GB/s and % of the read ceiling per contender (bytes read / time), speedup
+    (torch.sum time / reducekit's), ratio_full (reducekit's time / its same-bytes full sum's), and
+    targets {id: True (met) / False (missed) / None (not applicable or not measured)}."""
+    for k in DIMS_CONTENDERS:
+        t = row.get(f"{k}_us")
+        gbps = row["bytes_read"] / (t * 1e-6) / 1e9 if t else None
+        row[f"{k}_gbps"] = round(gbps, 2) if gbps is not None else None
+        row[f"{k}_pct"] = round(100 * gbps / ceiling_gbps, 1) if gbps is not None and ceiling_gbps else None
+    t, r, f = row.get("torch_us"), row.get("reducekit_us"), row.get("full_us")
+    row["speedup"] = round(t / r, 3) if t and r else None
+    row["ratio_full"] = round(r / f, 3) if r and f else None
+    # Noise: the largest relative spread (max - min) / median of a contender's per-round figures.
+    spreads = [(max(v) - min(v)) / statistics.median(v) for v in (row.get("samples_us") or {}).values() if len(v) > 1 and min(v) > 0]
+    row["spread"] = round(max(spreads), 4) if spreads else None
+    integer = not DTYPES[row["dtype"]].is_floating_point and row["dtype"] != "bool"
+    targets = {}
+    for tid, spec in DIMS_TARGETS.items():
+        value = row.get(spec["key"])
+        if device_type not in spec["devices"] or (spec.get("integers") and not integer) or value is None:
+            targets[tid] = None
+        else:
+            targets[tid] = bool(value >= spec["bound"] if spec["better"] == "higher" else value <= spec["bound"])
+    row["targets"] = targets
+    return row
+
+
+def _device_type(env: dict) -> str:
+    return str(env.get("device", "cpu")).split(":")[0]
+
+
+class _Views:
+    """Other views of a Buffers' memory (time_cuda_eager and time_cuda_graph read only .views)."""
+
+    def __init__(self, views):
+        self.views = views
+        self.count = len(views)
+
+
+def host_us(fns: dict, x: torch.Tensor, calls: int = 200, samples: int = 25) -> dict:
+    """Median host time per call (us) of each fn: wall time of `calls` back-to-back calls, few
+    enough for the launch queue to hold them all, so that the host never waits for the GPU. The
+    fns alternate sample by sample; the GPU is drained between samples, outside the timing (the
+    method of tests/test_perf.py's host_us). On a CPU tensor: wall time per call."""
+    sync = torch.cuda.synchronize if x.is_cuda else (lambda: None)
+    out = {k: [] for k in fns}
+    for fn in fns.values():
+        for _ in range(calls):
+            fn(x)
+    sync()
+    for _ in range(samples):
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn(x)
+            out[k].append((time.perf_counter() - t0) / calls * 1e6)
+            sync()
+    return {k: statistics.median(v) for k, v in out.items()}
+
+
+HOST_N = 1024
+HOST_CALLS = {  # call -> the torch.sum call it is compared with (None: a baseline)
+    "torch.sum(x)": None, "reducekit.sum(x)": "torch.sum(x)",
+    "torch.sum(x, dim=0)": None, "reducekit.sum(x, dim=0)": "torch.sum(x, dim=0)",
+}
+
+
+def host_run(device, calls: int = 200, samples: int = 25) -> dict:
+    """Host time of eager calls on HOST_N float32 elements (1-D, so dim=0 reduces everything, through
+    the dims path): torch.sum and reducekit.sum, full and dim=0. A call that raises is left out and
+    its error kept."""
+    x = random_input(HOST_N, torch.float32, device)
+    fns = {"torch.sum(x)": torch.sum, "reducekit.sum(x)": reducekit.sum,
+           "torch.sum(x, dim=0)": lambda v: torch.sum(v, 0), "reducekit.sum(x, dim=0)": lambda v: reducekit.sum(v, dim=0)}
+    errors = {}
+    for k in list(fns):
+        try:
+            fns[k](x)
+        except Exception as e:  # noqa: BLE001 - reported
+            errors[k] = _err(e)
+            del fns[k]
+    t = host_us(fns, x, calls, samples) if fns else {}
+    excess = {k: round(t[k] - t[base], 3) for k, base in HOST_CALLS.items() if base and k in t and base in t}
+    return {"n": HOST_N, "dtype": "float32", "device": str(x.device), "calls": calls, "samples": samples,
+            "us": {k: round(v, 3) for k, v in t.items()}, "excess_us": excess, "errors": errors}
+
+
+def _recover(on_gpu: bool):
+    if on_gpu:
+        try:
+            torch.cuda.synchronize()
+        except Exception:  # noqa: BLE001 - a sticky error shows in the next cells' errors
+            pass
+
+
+def dims_run(dtypes=None, modes=("eager", "graph"), device=None, budget_s: float = 0.25, rounds: int = 3,
+             ceiling: dict | None = None, host: bool = True, cpu_max_mib: float = DIMS_CPU_MAX_MIB,
+             graph_max_ms: float = DIMS_GRAPH_MAX_MS, progress: bool = True) -> dict:
+    """Times every dims case (dims_cases) for each dtype and mode: torch.sum(x, dim, dtype=...),
+    reducekit.sum(x, dim, dtype=...) (auto) and reducekit.sum(flat), flat being the same buffers
+    seen as 1-D (same dtype, same bytes). `rounds` interleaved rounds (torch, reducekit, full, torch,
+    ...), each contender's figure the median over rounds of time_cuda_eager's (budget_s / rounds
+    each) or time_cuda_graph's medians. GPU: cold L2, inputs rotated over at least 4x the L2 and
+    at least 2 buffers; graph mode interleaved with a foreign kernel; a contender whose eager time
+    exceeds graph_max_ms is not timed in graph mode. CPU: shapes scaled to cpu_max_mib (float32
+    bytes), eager only, time_cpu. Returns {"env", "rows", "host"}; a contender that raises has no
+    time and its error in row["errors"]."""
+    modes = list(dict.fromkeys(modes))
+    unknown = [m for m in modes if m not in DIMS_MODE_TITLES]
+    if unknown:
+        raise ValueError(f"unknown mode(s) {unknown}; dims modes are {list(DIMS_MODE_TITLES)}")
+    modes = [m for m in DIMS_MODE_TITLES if m in modes]  # eager first: graph mode uses its times
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() and reducekit._C.cuda_built else "cpu"
+    device = torch.device(device)
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    on_gpu = device.type == "cuda"
+    env = environment(device)
+    env.update(graph_timing=GRAPH_TIMING, rounds=rounds, budget_s=budget_s, benchmark="dims")
+    dtypes = list(dtypes) if dtypes else list(DIMS_DTYPES)
+    if on_gpu:
+        torch.cuda.set_device(device)
+        env["ceiling"] = ceiling or read_ceiling(device)
+        cold_bytes = int(4 * torch.cuda.get_device_properties(device).L2_cache_size)
+        env["cold_l2"] = (f"inputs rotated over >= {cold_bytes / 1e6:.0f} MB (4x L2) and >= 2 buffers per case; "
+                          "the flat full-sum input is the same buffers seen as 1-D")
+        cases = dims_cases(dtypes)
+    else:
+        modes = ["eager"]
+        cold_bytes = 0
+        max_elems = int(cpu_max_mib * 2**20 // 4)
+        env["note"] = (f"no CUDA GPU: CPU tensors, shapes scaled to at most {cpu_max_mib:g} MiB of float32 "
+                       "(the largest dim divided by a power of two)")
+        cases = dims_cases(dtypes, max_elems)
+    env["graph_max_ms"] = graph_max_ms
+    ceiling_gbps = env.get("ceiling", {}).get("gbps")
+    bar = _progress(len(cases) * len(modes), progress)
+    rows = []
+    for case in cases:
+        shape, dim, sd, dname = case["shape"], case["dim"], case["sum_dtype"], case["dtype"]
+        dtype = DTYPES[dname]
+        numel = math.prod(shape)
+        item = torch.empty((), dtype=dtype).element_size()
+        out_dtype = DTYPES[sd] if sd else (dtype if dtype.is_floating_point else torch.int64)
+        out_numel = math.prod(_reduced_shape(shape, dim))
+        if on_gpu:
+            flat = Buffers(numel, dtype, device, max(cold_bytes, 2 * numel * item))
+            shaped = _Views([v.view(shape) for v in flat.views])
+        else:
+            flat = _Views([random_input(numel, dtype, "cpu")])
+            shaped = _Views([flat.views[0].view(shape)])
+        tfn, rfn = _sum_fns(dim, sd)
+        fns = {"torch": tfn, "reducekit": rfn, "full": reducekit.sum}
+        inputs = {"torch": shaped, "reducekit": shaped, "full": flat}
+        check = dims_check(shaped.views[0], dim, sd)
+        _recover(on_gpu)
+        eager_us: dict = {}
+        for mode in modes:
+            if bar:
+                bar.set_description(f"{dname} {case['case']} {mode}")
+                bar.update()
+            samples = {k: [] for k in fns}
+            errors = {}
+            for k in fns:
+                if mode == "graph" and eager_us.get(k, 0) > graph_max_ms * 1e3:
+                    errors[k] = f"not timed in graph mode: eager {eager_us[k] / 1e3:.1f} ms > {graph_max_ms:g} ms"
+            for _ in range(rounds):
+                for k, fn in fns.items():
+                    if k in errors:
+                        continue
+                    try:
+                        if on_gpu and mode == "graph":
+                            t = time_cuda_graph(fn, inputs[k])
+                        elif on_gpu:
+                            t = time_cuda_eager(fn, inputs[k], budget_s / rounds)[0]
+                        else:
+                            t = time_cpu(fn, inputs[k].views[0], budget_s / rounds)[0]
+                        samples[k].append(t)
+                    except Exception as e:  # noqa: BLE001 - reported in the row
+                        errors[k] = _err(e)
+                        _recover(on_gpu)
+            row = {"case": case["case"], "shape": list(shape), "issue_shape": list(case["issue_shape"]),
+                   "dim": list(dim) if isinstance(dim, (tuple, list)) else dim, "sum_dtype": sd, "dtype": dname,
+                   "out_dtype": str(out_dtype).replace("torch.", ""), "mode": mode, "numel": numel,
+                   "bytes_read": numel * item, "bytes_written": out_numel * torch.empty((), dtype=out_dtype).element_size(),
+                   "buffers": flat.count, "check": check}
+            for k in fns:
+                t = statistics.median(samples[k]) if samples[k] and k not in errors else None
+                row[f"{k}_us"] = round(t, 3) if t is not None else None
+                if mode == "eager" and t is not None:
+                    eager_us[k] = t
+            row["samples_us"] = {k: [round(v, 3) for v in s] for k, s in samples.items() if k not in errors}
+            row["errors"] = errors
+            rows.append(dims_derive(row, ceiling_gbps, device.type))
+        del flat, shaped, inputs
+        if on_gpu:
+            torch.cuda.empty_cache()
+    if bar:
+        bar.close()
+    run = {"env": env, "rows": rows}
+    if host:
+        try:
+            run["host"] = host_run(device)
+        except Exception as e:  # noqa: BLE001 - the timings above are kept
+            run["host"] = {"error": _err(e)}
+    return run
+
+
+def merge_dims_runs(runs: list[dict]) -> dict:
+    """One dims report from several runs (say dtypes split over two GPU calls): rows keep their own
+    run's percent of ceiling and verdicts; env["ceilings"] lists every run's ceiling; the host
+    figures are the last run's that has them."""
+    env = dict(runs[0]["env"])
+    env["ceilings"] = [r["env"].get("ceiling") for r in runs]
+    if len(runs) > 1:
+        env["merged"] = f"{len(runs)} runs: " + "; ".join(
+            f"{', '.join(dict.fromkeys(x['dtype'] for x in r['rows']))} at {r['env']['date']}" for r in runs)
+    out = {"env": env, "rows": [row for r in runs for row in r["rows"]]}
+    hosts = [r["host"] for r in runs if r.get("host")]
+    if hosts:
+        out["host"] = hosts[-1]
+    return out
+
+
+def _fmt_x(v) -> str:
+    return f"{v:.2f}" if v is not None else "—"
+
+
+def _fmt_pct(v) -> str:
+    return f"{v:.1f}" if v is not None else "—"
+
+
+def _within_spread(row: dict, tid: str) -> bool:
+    """Whether a missed target's figure is closer to its bound than the row's round-to-round spread."""
+    spec, spread = DIMS_TARGETS[tid], row.get("spread")
+    return bool(spread) and abs(row[spec["key"]] / spec["bound"] - 1) < spread
+
+
+def _missed_text(row: dict, tid: str) -> str:
+    fig = f"{row[DIMS_TARGETS[tid]['key']]:.3f}x"
+    if _within_spread(row, tid):
+        fig += f", within the rounds' spread of {100 * row['spread']:.1f}%"
+    return fig
+
+
+def dims_verdict(row: dict) -> str:
+    """The targets cell of a row: 'met (k of k)', 'missed: target (figure); ...', '—' (none applies),
+    plus a failed result check and contenders not timed."""
+    check = row.get("check", "ok")
+    parts = [f"**wrong result: {check}**"] if check.startswith("mismatch") else []
+    missed, met = [], 0
+    for tid, ok in row["targets"].items():
+        if ok is False:
+            missed.append(f"{dims_target_text(tid, short=True)} ({_missed_text(row, tid)})")
+        elif ok:
+            met += 1
+    if missed:
+        parts.append("missed: " + "; ".join(missed))
+    elif met:
+        parts.append(f"met ({met} of {met})")
+    unmeasured = [k for k in DIMS_CONTENDERS if row.get(f"{k}_us") is None]
+    if unmeasured:
+        parts.append("not timed: " + ", ".join(unmeasured))
+    elif check.startswith("error"):
+        parts.append(f"result check {check}")
+    return "; ".join(parts) or "—"
+
+
+def dims_table(rows, mode: str) -> list[str]:
+    """Markdown lines of one mode's table: per case and dtype, the three times (us), % of the read
+    ceiling (GB/s where no ceiling was measured: CPU), speedup over torch.sum, ratio to the
+    same-bytes full sum, and the targets. Empty without rows of that mode."""
+    sub = [r for r in rows if r["mode"] == mode]
+    if not sub:
+        return []
+    pct = any(r.get("reducekit_pct") is not None or r.get("torch_pct") is not None for r in sub)
+    unit, fmt, suffix = ("% of ceiling", _fmt_pct, "pct") if pct else ("GB/s", lambda v: f"{v:,.1f}" if v is not None else "—", "gbps")
+    out = [f"| case | dtype | torch.sum us | reducekit us | full sum us | torch.sum {unit} | reducekit {unit} "
+           f"| speedup vs torch.sum | reducekit / full sum | targets |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in sub:
+        times = " | ".join(_fmt_time(r[f"{k}_us"]) if r.get(f"{k}_us") is not None else "—" for k in DIMS_CONTENDERS)
+        out.append(f"| {r['case']} | {r['dtype']} | {times} | {fmt(r.get(f'torch_{suffix}'))} | {fmt(r.get(f'reducekit_{suffix}'))} "
+                   f"| {_fmt_x(r.get('speedup'))} | {_fmt_x(r.get('ratio_full'))} | {dims_verdict(r)} |")
+    return out
+
+
+def dims_target_summary(rows, mode: str) -> list[str]:
+    """Per target, over one mode's rows: 'text: k of n met (missed: case dtype, figure; ...)';
+    targets that apply to no row are left out."""
+    out = []
+    sub = [r for r in rows if r["mode"] == mode]
+    for tid, spec in DIMS_TARGETS.items():
+        judged = [r for r in sub if r["targets"].get(tid) is not None]
+        if not judged:
+            continue
+        missed = [r for r in judged if not r["targets"][tid]]
+        line = f"{dims_target_text(tid)}: {len(judged) - len(missed)} of {len(judged)} met"
+        if missed:
+            line += " (missed: " + "; ".join(f"{r['case']} {r['dtype']}, {_missed_text(r, tid)}" for r in missed) + ")"
+        out.append(line)
+    wrong = [r for r in sub if r.get("check", "ok").startswith("mismatch")]
+    if wrong:
+        out.append("wrong results: " + "; ".join(f"{r['case']} {r['dtype']}: {r['check']}" for r in wrong))
+    untimed = [r for r in sub if any(r.get(f"{k}_us") is None for k in DIMS_CONTENDERS)]
+    if untimed:
+        out.append(f"{len(untimed)} of {len(sub)} rows with a contender not timed (see \"Not timed\")")
+    return out
+
+
+def host_lines(host: dict | None) -> list[str]:
+    """Markdown lines of the host-time table (dims_run's run["host"])."""
+    if not host:
+        return []
+    if "error" in host:
+        return [f"Host time not measured: {host['error']}"]
+    where = "GPU" if host["device"].startswith("cuda") else "CPU"
+    out = [f"Host time of an eager call, {host['n']} {host['dtype']} elements ({host['device']}): median over "
+           f"{host['samples']} samples of {host['calls']} back-to-back calls, wall time per call"
+           + (" (the launch queue holds them all: the GPU is not the bottleneck)." if where == "GPU" else "."),
+           "", "| call | us per call | minus the torch.sum call's |", "|---|---:|---:|"]
+    for k in HOST_CALLS:
+        if k in host["us"]:
+            ex = host["excess_us"].get(k)
+            out.append(f"| `{k}` | {host['us'][k]:.2f} | {f'{ex:+.2f}' if ex is not None else '—'} |")
+        elif k in host.get("errors", {}):
+            out.append(f"| `{k}` | error: {host['errors'][k]} | — |")
+    return out
+
+
+def _errors_lines(rows) -> list[str]:
+    """'Not timed' list: each distinct (call, error) once, with the rows it hit."""
+    by_error: dict[tuple, list] = {}
+    for r in rows:
+        for k, e in r.get("errors", {}).items():
+            by_error.setdefault((k, e), []).append(f"{r['case']} {r['dtype']} {r['mode']}")
+    if not by_error:
+        return []
+    out = ["Not timed:", ""]
+    for (k, e), where in by_error.items():
+        out.append(f"- `{DIMS_CALLS[k]}`, {len(where)} row(s) ({'; '.join(where[:3])}{'; ...' if len(where) > 3 else ''}): {e}")
+    return out + [""]
+
+
+def _ceiling_line(env: dict) -> str | None:
+    c = env.get("ceiling")
+    if not c:
+        return None
+    if c.get("given"):
+        return f"Read ceiling: **{c['gbps'] / 1e3:.3f} TB/s**, given on the command line (not measured in this run)."
+    return (f"Read ceiling, measured in this run: **{c['gbps'] / 1e3:.3f} TB/s** (pure read probe over "
+            f"{c['bytes'] / 2**30:.1f} GiB, block {c['block']}, unroll {c['unroll']}, {c['waves']} wave(s)).")
+
+
+DIMS_METHOD = ("Per case and dtype, three contenders timed in the same run on the same memory: "
+               "`torch.sum(x, dim, dtype=...)`, `reducekit.sum(x, dim, dtype=...)` (method auto), and "
+               "`reducekit.sum(flat)`, the full sum of the same buffers seen as one flat contiguous tensor "
+               "(same dtype, same bytes). Rounds interleave the three; each figure is the median over rounds of the "
+               "timing functions' medians (CUDA events over batches, or interleaved graph replays). % of ceiling: "
+               "bytes read (the input once) / time / read ceiling. Speedup: torch.sum's time / reducekit's. "
+               "reducekit / full sum: reducekit's time over dims / its full sum's time on the same bytes.")
+
+
+def dims_markdown(run: dict) -> str:
+    env, rows = run["env"], run["rows"]
+    out = ["# reducekit benchmark: reductions over dims", ""]
+    keys = ["gpu", "sms", "l2_mb", "cc", "driver", "cuda", "torch", "reducekit", "python", "date", "cpu", "threads"]
+    shown = [k for k in keys if k in env]
+    out += ["| " + " | ".join(shown) + " |", "|" + "---|" * len(shown), "| " + " | ".join(str(env[k]) for k in shown) + " |", ""]
+    c = _ceiling_line(env)
+    if c:
+        out.append(c + (f" Cold L2: {env['cold_l2']}." if "cold_l2" in env else ""))
+    if len([c for c in env.get("ceilings", []) if c]) > 1:
+        out.append("This report merges " + env["merged"] + "; read ceilings of each run: "
+                   + ", ".join(f"{c['gbps'] / 1e3:.3f} TB/s" for c in env["ceilings"] if c)
+                   + ". Each row's percent of ceiling uses its own run's ceiling.")
+    if "note" in env:
+        out.append(f"**{env['note']}.**")
+    out += ["", DIMS_METHOD, "", "Targets, per row:", ""]
+    out += [f"- {dims_target_text(t)} ({', '.join(s['devices'])})" for t, s in DIMS_TARGETS.items()] + [""]
+    for mode in DIMS_MODE_TITLES:
+        table = dims_table(rows, mode)
+        if not table:
+            continue
+        out += [f"## {DIMS_MODE_TITLES[mode]}", ""] + table + [""]
+        summary = dims_target_summary(rows, mode)
+        if summary:
+            out += [f"Targets ({mode}):", ""] + [f"- {s}" for s in summary] + [""]
+    if any(r["mode"] == "graph" for r in rows):
+        out += [GRAPH_LEGEND, ""]
+    out += _errors_lines(rows)
+    h = host_lines(run.get("host"))
+    if h:
+        out += ["## Host time", ""] + h + [""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def dims_summary(run: dict) -> str:
+    """A short table for the terminal."""
+    w = max([len(r["case"]) for r in run["rows"]] + [4])
+    lines = [f"{'case':{w}} {'dtype':9} {'mode':6} {'torch':>10} {'reducekit':>10} {'full':>10} {'%ceil':>6} "
+             f"{'speedup':>8} {'/full':>6}  targets"]
+
+    def us(v):
+        return f"{v:10.1f}" if v is not None else f"{'-':>10}"
+
+    for r in run["rows"]:
+        pct = r.get("reducekit_pct")
+        lines.append(f"{r['case']:{w}} {r['dtype']:9} {r['mode']:6} {us(r['torch_us'])} {us(r['reducekit_us'])} {us(r['full_us'])} "
+                     f"{pct if pct is not None else '-':>6} {_fmt_x(r['speedup']):>8} {_fmt_x(r['ratio_full']):>6}  "
+                     f"{dims_verdict(r).replace('**', '')}")
+    host = run.get("host") or {}
+    for k, v in host.get("us", {}).items():
+        ex = host["excess_us"].get(k)
+        lines.append(f"host {k:26} {v:8.2f} us" + (f" ({ex:+.2f} us vs torch.sum)" if ex is not None else ""))
+    if host.get("error"):
+        lines.append(f"host: {host['error']}")
+    return "\n".join(lines)
+
+
+def write_dims_results(run: dict, out_dir: str, plots: bool = True) -> list[str]:
+    """results_dims.json (every figure and the environment), results_dims.md and, with plots,
+    dims_pct_ceiling_<mode>.png (dims_gbps_<mode>.png without a ceiling)."""
+    os.makedirs(out_dir, exist_ok=True)
+    paths = []
+    js = os.path.join(out_dir, DIMS_FILE + ".json")
+    with open(js, "w") as f:
+        json.dump(run, f, indent=1)
+    paths.append(js)
+    md = os.path.join(out_dir, DIMS_FILE + ".md")
+    with open(md, "w") as f:
+        f.write(dims_markdown(run))
+    paths.append(md)
+    if plots:
+        try:
+            from .plotting import save_dims_plots
+
+            paths += save_dims_plots(run, out_dir)
+        except ImportError as e:
+            print(f"plots skipped: {e}", file=sys.stderr)
+    return paths
+
+
+def dims_main(argv=None):
+    p = argparse.ArgumentParser(prog="bench.py --dims", description=(
+        "Reductions over dims: torch.sum(x, dim, dtype=...) against reducekit.sum(x, dim, dtype=...) and "
+        "against reducekit's full sum of the same bytes; eager and interleaved-graph modes, cold L2, read ceiling "
+        "measured in the same run. Without a GPU: CPU tensors, shapes scaled down, eager only."))
+    p.add_argument("--dtypes", nargs="+", choices=list(DTYPES), default=list(DIMS_DTYPES),
+                   help="input dtypes (default: float32 bfloat16 int32); the (8192, 8192) cases run for bfloat16 only")
+    p.add_argument("--modes", nargs="+", default=["eager", "graph"], choices=list(DIMS_MODE_TITLES))
+    p.add_argument("--budget", type=float, default=0.25, help="seconds of eager timing per contender and case, split over the rounds")
+    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the three contenders (median over rounds)")
+    p.add_argument("--ceiling", type=float, default=None, metavar="GBPS",
+                   help="read ceiling in GB/s, given instead of measured in this run (GPU)")
+    p.add_argument("--graph-max-ms", type=float, default=DIMS_GRAPH_MAX_MS,
+                   help="a contender slower than this (eager) is not timed in graph mode")
+    p.add_argument("--cpu-max-mib", type=float, default=DIMS_CPU_MAX_MIB,
+                   help="CPU: scale each case's largest dim down to at most this many MiB of float32")
+    p.add_argument("--device", default=None, help="cuda, cuda:N or cpu (default: cuda when present)")
+    p.add_argument("--no-host", action="store_true", help="skip the host-time measurement")
+    p.add_argument("--out", default=None, help="directory for results_dims.json/.md and the plots")
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--merge", nargs="+", metavar="RESULTS_DIMS_JSON",
+                   help="no timing: merge earlier results_dims.json files (or regenerate one) into --out")
+    a = p.parse_args(argv)
+    if a.merge:
+        runs = []
+        for path in a.merge:
+            with open(path) as f:
+                runs.append(json.load(f))
+        run = merge_dims_runs(runs)
+    else:
+        ceiling = {"gbps": a.ceiling, "given": True} if a.ceiling else None
+        run = dims_run(a.dtypes, tuple(a.modes), a.device, a.budget, a.rounds, ceiling, not a.no_host, a.cpu_max_mib,
+                       a.graph_max_ms, progress=not a.no_progress)
+    if a.out:
+        for path in write_dims_results(run, a.out, plots=not a.no_plots):
+            print(f"wrote {path}")
+    env = run["env"]
+    print(f"\n{env.get('gpu', env.get('cpu', 'cpu'))}, torch {env['torch']}" + (f", CUDA {env['cuda']}" if "cuda" in env else ""))
+    c = _ceiling_line(env)
+    if c:
+        print(c.replace("**", ""))
+    if "note" in env:
+        print(env["note"])
+    print(dims_summary(run))
+    for mode in DIMS_MODE_TITLES:
+        for line in dims_target_summary(run["rows"], mode):
+            print(f"[{mode}] {line}")
+    return run
+
+
 def main(argv=None):
-    p = argparse.ArgumentParser(description="Time reducekit methods against torch.sum and CUB.")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--dims" in argv:  # the reductions-over-dims benchmark: its own options (dims_main)
+        return dims_main([a for a in argv if a != "--dims"])
+    p = argparse.ArgumentParser(description="Time reducekit methods against torch.sum and CUB "
+                                            "(--dims: reductions over dims, see --dims --help).")
     p.add_argument("--quick", action="store_true", help="float32 and int32 at 2^16, 2^20, 2^24, 2^28, all methods (under a minute on an H200)")
     p.add_argument("--methods", nargs="+", help="methods to time (default: all); torch.sum is always timed")
     p.add_argument("--dtypes", nargs="+", choices=list(DTYPES), help="default: all (quick: float32 int32)")

@@ -1,4 +1,5 @@
-"""Plots of benchmark rows: bandwidth against N per method, and speedup over torch.sum."""
+"""Plots of benchmark rows: bandwidth against N per method, speedup over torch.sum, and the
+reductions-over-dims bar chart (percent of the read ceiling per case)."""
 from __future__ import annotations
 
 import math
@@ -98,4 +99,67 @@ def save_plots(run, out_dir: str, dtypes=None) -> list[str]:
             fig.savefig(path, dpi=110)
             plt.close(fig)
             paths.append(path)
+    return paths
+
+
+# Reductions over dims (reducekit.bench.dims_run): one bar group per case and dtype.
+_DIMS_BARS = (("torch", "torch.sum(x, dim)", "tab:red"), ("reducekit", "reducekit.sum(x, dim)", "black"),
+              ("full", "reducekit.sum(flat), same bytes", "0.65"))
+
+
+def plot_dims(run, mode: str = "eager", ax=None):
+    """Bar chart of one mode of a dims run: per case and dtype, % of the read ceiling (GB/s of input
+    read where the run has no ceiling: CPU) of torch.sum over dims, reducekit.sum over dims and
+    reducekit's full sum of the same bytes. Returns the matplotlib Figure."""
+    import matplotlib
+
+    if not os.environ.get("DISPLAY") and matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows, env = _rows(run)
+    rows = [r for r in rows if r["mode"] == mode]
+    if not rows:
+        raise ValueError(f"no dims rows for mode={mode!r}")
+    pct = any(r.get("reducekit_pct") is not None or r.get("torch_pct") is not None for r in rows)
+    suffix = "pct" if pct else "gbps"
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(max(9.0, 0.75 * len(rows) + 3), 6.5))
+    else:
+        fig = ax.figure
+    width = 0.27
+    for j, (key, label, color) in enumerate(_DIMS_BARS):
+        xs = [i + (j - 1) * width for i, r in enumerate(rows) if r.get(f"{key}_{suffix}") is not None]
+        ys = [r[f"{key}_{suffix}"] for r in rows if r.get(f"{key}_{suffix}") is not None]
+        ax.bar(xs, ys, width, label=label, color=color)
+    if pct:
+        ax.axhline(100, color="gray", ls=":", lw=1.2, label="read ceiling")
+    for i, r in enumerate(rows):  # speedup over torch.sum above each group
+        top = max([r.get(f"{k}_{suffix}") or 0 for k, _, _ in _DIMS_BARS])
+        if r.get("speedup"):
+            ax.text(i, top * 1.01, f"{r['speedup']:.2f}x", ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(range(len(rows)), [f"{r['case']}\n{r['dtype']}" for r in rows], rotation=60, ha="right", fontsize=7)
+    ax.set_ylabel("% of the read ceiling" if pct else "GB/s of input read")
+    where = f" — {env['gpu']}" if env.get("gpu") else (" — CPU" if not pct else "")
+    ax.set_title(f"Reductions over dims, {_MODE_LABELS.get(mode, mode)}{where} (labels: speedup over torch.sum)")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    return fig
+
+
+def save_dims_plots(run, out_dir: str) -> list[str]:
+    """dims_pct_ceiling_<mode>.png (dims_gbps_<mode>.png without a read ceiling) for each mode of a dims run."""
+    import matplotlib.pyplot as plt
+
+    rows, _ = _rows(run)
+    paths = []
+    for mode in dict.fromkeys(r["mode"] for r in rows):
+        sub = [r for r in rows if r["mode"] == mode]
+        pct = any(r.get("reducekit_pct") is not None or r.get("torch_pct") is not None for r in sub)
+        fig = plot_dims(run, mode=mode)
+        path = os.path.join(out_dir, f"dims_{'pct_ceiling' if pct else 'gbps'}_{mode}.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths.append(path)
     return paths

@@ -5,7 +5,8 @@
 #   STAGES="build test sanitize faults"  bash benchmarks/device_run.sh
 # Stages: build, test (whole suite but perf), sanitize (memcheck, racecheck, synccheck and
 # initcheck on a subset), faults (benchmarks/faults.py), tune, quick (benchmark --quick), bench
-# (full sweep into $OUT/res/h200), perf (timing tests, figures into $OUT/res/perf.json).
+# (full sweep into $OUT/res/h200), dims (bench.py --dims into $OUT/res/h200), perf (timing tests,
+# figures into $OUT/res/perf.json).
 # The exit status is non-zero if ANY stage that ran failed: a failed build, a failing or empty
 # test run, any sanitizer error, a missed fault or failed control, a tune or bench error, a
 # missed perf target. $OUT/summary.txt lists each stage's verdict.
@@ -69,6 +70,17 @@ if has sanitize; then
     grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$OUT/res/sanitizer_$tool.log" | tail -3 | tee -a "$OUT/res/sanitizer.log"
     verdict "sanitize $tool" $rc
   done
+  log "compute-sanitizer: the dims engine (rows, columns, split rows and columns, two-step plans)"
+  SEL_DIMS="cuda and (rows_accuracy or columns_accuracy or general_dims_accuracy or rows_equal_columns) and not 131077"
+  for tool in memcheck racecheck synccheck initcheck; do
+    echo "-- dims $tool" | tee -a "$OUT/res/sanitizer.log"
+    (cd tests && timeout ${SANITIZE_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 python3 -m pytest -q \
+      -p no:cacheprovider test_dims.py -k "$SEL_DIMS" 2>&1) >"$OUT/res/sanitizer_dims_$tool.log"
+    rc=${PIPESTATUS[0]}
+    grep -q -E "ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: [1-9]" "$OUT/res/sanitizer_dims_$tool.log" && [ $rc = 0 ] && rc=9
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$OUT/res/sanitizer_dims_$tool.log" | tail -3 | tee -a "$OUT/res/sanitizer.log"
+    verdict "sanitize dims $tool" $rc
+  done
 fi
 if has faults; then
   log "planted faults (benchmarks/faults.py)"
@@ -92,6 +104,12 @@ if has bench; then
   log "benchmark (full sweep)"
   timeout ${BENCH_TIMEOUT:-420} python3 benchmarks/bench.py --no-progress --out "$OUT/res/h200" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/res/bench.log" | tail -60
   verdict bench "${PIPESTATUS[0]}"
+fi
+if has dims; then
+  log "benchmark --dims (reductions over dims)"
+  timeout ${DIMS_TIMEOUT:-300} python3 benchmarks/bench.py --dims --no-progress --out "$OUT/res/h200" ${DIMS_ARGS:-} 2>&1 \
+    | tee "$OUT/res/dims.log" | tail -40
+  verdict dims "${PIPESTATUS[0]}"
 fi
 if has perf; then
   log "perf tests"

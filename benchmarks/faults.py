@@ -51,7 +51,10 @@ def run_suite(b: dict, work: str, pytest_args: list[str], timeout: int, seed: st
     if not b["built"]:
         r.update(result="build failed", caught_by="", detail="see build log")
         return r
-    env = dict(os.environ, PYTHONPATH=b["src"], REDUCEKIT_SEED=seed, PYTHONUNBUFFERED="1")
+    # The fault build's source first, then the other entries (wheels carried to the device, such
+    # as expecttest for OpInfo); this checkout's own path is dropped, so its build cannot shadow.
+    keep = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and os.path.abspath(p) != ROOT]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([b["src"], *keep]), REDUCEKIT_SEED=seed, PYTHONUNBUFFERED="1")
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *pytest_args]
     t0 = time.time()
     try:

@@ -66,24 +66,57 @@ def run_suite(b: dict, work: str, pytest_args: list[str], timeout: int, seed: st
     r["suite_s"] = round(time.time() - t0, 1)
     with open(os.path.join(work, f"{b['fault']}.tests.log"), "w") as f:
         f.write(out)
-    failed = re.findall(r"^FAILED (\S+)(?: - (.*))?$", out, flags=re.M)
+    r["exit"] = code
+    r.update(classify(b["fault"], out, code, timeout))
+    return r
+
+
+def classify(fault: str, out: str, code, timeout: int = 0) -> dict:
+    """What a suite's output and exit code (None: the suite timed out) say about a fault build."""
+    # Test ids may hold spaces (parametrized shapes such as "(65539, 5)"): up to " - " or the end.
+    failed = re.findall(r"^FAILED (.+?)(?: - (.*))?$", out, flags=re.M)
     passed = re.search(r"(\d+) passed", out)
-    r["passed_before"] = int(passed.group(1)) if passed else 0
+    r = {"passed_before": int(passed.group(1)) if passed else 0}
     if code is None:
         r.update(result="caught (timeout)", caught_by="", detail=f"suite still running after {timeout} s")
     elif code == 0:
-        r.update(result="missed" if b["fault"] != "none" else "passed", caught_by="", detail=out.strip().splitlines()[-1] if out.strip() else "")
+        r.update(result="missed" if fault != "none" else "passed", caught_by="", detail=out.strip().splitlines()[-1] if out.strip() else "")
     elif "+ Timeout +" in out:  # pytest-timeout ended a hung test (and the process with it)
         hung = re.findall(r'File "[^"]*/(test_\w+\.py)", line \d+, in (test_\w+)', out)
         r.update(result="caught (test timed out)", caught_by="::".join(hung[-1]) if hung else "",
                  detail="a test hung; pytest-timeout ended the run")
     elif code == 1 and failed:
-        r.update(result="caught" if b["fault"] != "none" else "FAILED", caught_by=failed[0][0], detail=(failed[0][1] or "")[:200])
+        r.update(result="caught" if fault != "none" else "FAILED", caught_by=failed[0][0], detail=(failed[0][1] or "")[:200])
     elif code < 0 or code > 128:
-        r.update(result="caught (crash)" if b["fault"] != "none" else "CRASHED", caught_by="", detail=f"exit {code}: " + out.strip()[-200:])
+        r.update(result="caught (crash)" if fault != "none" else "CRASHED", caught_by="", detail=f"exit {code}: " + out.strip()[-200:])
     else:
         r.update(result=f"error (exit {code})", caught_by="", detail=out.strip()[-300:])
     return r
+
+
+def reclassify(out_dir: str) -> int:
+    """Rebuilds faults.json and faults.md in out_dir from its rows and the suites' logs (out_dir/logs/
+    <fault>.tests.log), with the current classify(): no build, no GPU."""
+    with open(os.path.join(out_dir, "faults.json")) as f:
+        data = json.load(f)
+    for r in data["rows"]:
+        log = os.path.join(out_dir, "logs", f"{r['fault']}.tests.log")
+        if not os.path.exists(log) or r.get("result") == "build failed":
+            continue
+        code = r.get("exit")
+        if code is None and "exit" not in r:  # runs before the exit code was recorded
+            m = re.search(r"exit (-?\d+)", r.get("result", "") + " " + r.get("detail", ""))
+            code = int(m.group(1)) if m else (0 if r["result"] in ("missed", "passed") else 1)
+        with open(log) as f:
+            r.update(classify(r["fault"], f.read(), code))
+    with open(os.path.join(out_dir, "faults.json"), "w") as f:
+        json.dump(data, f, indent=1)
+    md = report(data["rows"], data["env"])
+    with open(os.path.join(out_dir, "faults.md"), "w") as f:
+        f.write(md)
+    print(md)
+    missed = [r for r in data["rows"] if r["fault"] != "none" and not r["result"].startswith("caught")]
+    return 0 if not missed and any(r["fault"] == "none" and r["result"] == "passed" for r in data["rows"]) else 1
 
 
 def report(rows: list[dict], env: dict) -> str:
@@ -116,6 +149,8 @@ def main():
     all_faults = fault_list()
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
+    p.add_argument("--reclassify", action="store_true",
+                   help="no builds: re-read --out's faults.json and logs/ with the current classifier and rewrite the report")
     p.add_argument("--faults", nargs="+", default=[f for f in all_faults if f != "none"], choices=list(all_faults))
     p.add_argument("--jobs", type=int, default=4, help="suites run at once (they share the GPU)")
     p.add_argument("--build-jobs", type=int, default=4, help="compiler processes per build (builds run --jobs at once)")
@@ -124,6 +159,8 @@ def main():
     p.add_argument("--pytest-args", default='-m "not perf" --timeout=60',
                    help="selection and options passed to pytest: the ordinary suite, each test ended after 60 s")
     a = p.parse_args()
+    if a.reclassify:
+        sys.exit(reclassify(a.out))
     import torch
 
     pytest_args = shlex.split(a.pytest_args)

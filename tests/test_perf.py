@@ -142,6 +142,31 @@ def us(t: dict) -> dict:
     return {f"{k}_us": v for k, v in t.items()}
 
 
+# Issue 9's host-time targets run first, in a fresh process as a user's is: after the hundreds of
+# graph captures of the tests below, host times rise for torch.sum and more for reducekit (NOTES.md).
+@pytest.mark.parametrize("n", [2**10, 2**12, 2**14, 2**16])
+def test_eager_small_full_sum(request, n):
+    """Issue 9 target 2: at small sizes users call eagerly and pay host time; wall time per call of
+    back-to-back eager calls (host time included) no more than torch.sum's."""
+    x = random_input(n, torch.float32, "cuda")
+    t = host_us({"auto": reducekit.sum, "torch": torch.sum}, x)
+    check(request, "eager_small", f"float32 2^{n.bit_length() - 1} eager ({auto_path('float32', n)})",
+          dict(us(t), ratio=t["auto"] / t["torch"]))
+
+
+@pytest.mark.parametrize("dim", [None, 0])
+def test_host_signature(request, dim):
+    """Issue 9 target 2: the host time of an eager call with the whole signature (parsed in C++) at
+    most torch.sum's, 1024 float32 elements."""
+    x = random_input(1024, torch.float32, "cuda")
+    if dim is None:
+        fns = {"auto": reducekit.sum, "torch": torch.sum}
+    else:
+        fns = {"auto": lambda v: reducekit.sum(v, dim), "torch": lambda v: torch.sum(v, dim)}
+    t = host_us(fns, x)
+    check(request, "host_signature", f"float32 1024 dim={dim}", dict(us(t), excess_us=t["auto"] - t["torch"]))
+
+
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16", "float64", "int32", "int8", "uint8", "bool", "int16", "int64"])
 @pytest.mark.parametrize("n", [2**12, 2**16, 2**20, 2**22, 2**24, 2**26, 2**28])
 def test_auto_no_slower_than_torch_or_cub(request, dtype, n):
@@ -282,26 +307,3 @@ def test_dims_targets(request, case, dtype):
         except AssertionError as e:
             failures.append(str(e))
     assert not failures, "; ".join(failures)
-
-
-@pytest.mark.parametrize("n", [2**10, 2**12, 2**14, 2**16])
-def test_eager_small_full_sum(request, n):
-    """Issue 9 target 2: at small sizes users call eagerly and pay host time; wall time per call of
-    back-to-back eager calls (host time included) no more than torch.sum's."""
-    x = random_input(n, torch.float32, "cuda")
-    t = host_us({"auto": reducekit.sum, "torch": torch.sum}, x)
-    check(request, "eager_small", f"float32 2^{n.bit_length() - 1} eager ({auto_path('float32', n)})",
-          dict(us(t), ratio=t["auto"] / t["torch"]))
-
-
-@pytest.mark.parametrize("dim", [None, 0])
-def test_host_signature(request, dim):
-    """Issue 9 target 2: the host time of an eager call with the whole signature (parsed in C++) at
-    most torch.sum's, 1024 float32 elements."""
-    x = random_input(1024, torch.float32, "cuda")
-    if dim is None:
-        fns = {"auto": reducekit.sum, "torch": torch.sum}
-    else:
-        fns = {"auto": lambda v: reducekit.sum(v, dim), "torch": lambda v: torch.sum(v, dim)}
-    t = host_us(fns, x)
-    check(request, "host_signature", f"float32 1024 dim={dim}", dict(us(t), excess_us=t["auto"] - t["torch"]))

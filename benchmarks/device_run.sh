@@ -57,30 +57,24 @@ if has test; then
   verdict tests "${PIPESTATUS[0]}"
   tail -3 "$OUT/res/tests.log" >>"$OUT/summary.txt"
 fi
+# sanitize_suite NAME FILE SELECTION: the four compute-sanitizer tools over FILE's tests matching
+# SELECTION; a nonzero error count fails the stage even if the exit code was lost.
+sanitize_suite() {
+  for tool in memcheck racecheck synccheck initcheck; do
+    echo "-- $1 $tool" | tee -a "$OUT/res/sanitizer.log"
+    (cd tests && timeout ${SANITIZE_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 python3 -m pytest -q \
+      -p no:cacheprovider "$2" -k "$3" 2>&1) >"$OUT/res/sanitizer_$1_$tool.log"
+    rc=${PIPESTATUS[0]}
+    grep -q -E "ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: [1-9]" "$OUT/res/sanitizer_$1_$tool.log" && [ $rc = 0 ] && rc=9
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$OUT/res/sanitizer_$1_$tool.log" | tail -3 | tee -a "$OUT/res/sanitizer.log"
+    verdict "sanitize $1 $tool" $rc
+  done
+}
 if has sanitize; then
   log "compute-sanitizer: every method and dtype at sizes 33 and 1025, the multi-block methods at 65537"
-  SEL="test_matrix and (33 or 1025 or (65537 and (auto or single_pass or two_pass or vectorized or cub_device)))"
-  for tool in memcheck racecheck synccheck initcheck; do
-    echo "-- $tool" | tee -a "$OUT/res/sanitizer.log"
-    (cd tests && timeout ${SANITIZE_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 python3 -m pytest -q \
-      -p no:cacheprovider test_cuda.py -k "$SEL" 2>&1) >"$OUT/res/sanitizer_$tool.log"
-    rc=${PIPESTATUS[0]}
-    # Belt and braces: a nonzero ERROR SUMMARY fails the stage even if the exit code was lost.
-    grep -q -E "ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: [1-9]" "$OUT/res/sanitizer_$tool.log" && [ $rc = 0 ] && rc=9
-    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$OUT/res/sanitizer_$tool.log" | tail -3 | tee -a "$OUT/res/sanitizer.log"
-    verdict "sanitize $tool" $rc
-  done
+  sanitize_suite methods test_cuda.py "test_matrix and (33 or 1025 or (65537 and (auto or single_pass or two_pass or vectorized or cub_device)))"
   log "compute-sanitizer: the dims engine (rows, columns, split rows and columns, two-step plans)"
-  SEL_DIMS="cuda and (rows_accuracy or columns_accuracy or general_dims_accuracy or rows_equal_columns) and not 131077 and not 65539"
-  for tool in memcheck racecheck synccheck initcheck; do
-    echo "-- dims $tool" | tee -a "$OUT/res/sanitizer.log"
-    (cd tests && timeout ${SANITIZE_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 python3 -m pytest -q \
-      -p no:cacheprovider test_dims.py -k "$SEL_DIMS" 2>&1) >"$OUT/res/sanitizer_dims_$tool.log"
-    rc=${PIPESTATUS[0]}
-    grep -q -E "ERROR SUMMARY: [1-9]|RACECHECK SUMMARY: [1-9]" "$OUT/res/sanitizer_dims_$tool.log" && [ $rc = 0 ] && rc=9
-    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$OUT/res/sanitizer_dims_$tool.log" | tail -3 | tee -a "$OUT/res/sanitizer.log"
-    verdict "sanitize dims $tool" $rc
-  done
+  sanitize_suite dims test_dims.py "cuda and (rows_accuracy or columns_accuracy or general_dims_accuracy or rows_equal_columns) and not 131077 and not 65539"
 fi
 if has faults; then
   log "planted faults (benchmarks/faults.py)"

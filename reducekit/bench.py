@@ -526,13 +526,19 @@ def write_results(run: dict, out_dir: str, plots: bool = True) -> list[str]:
             f.write(",".join("" if r.get(c) is None else str(r[c]) for c in cols) + "\n")
     paths.append(csv)
     if plots:
-        try:
-            from .plotting import save_plots
-
-            paths += save_plots(run, out_dir)
-        except ImportError as e:
-            print(f"plots skipped: {e}", file=sys.stderr)
+        paths += _plots("save_plots", run, out_dir)
     return paths
+
+
+def _plots(saver: str, run: dict, out_dir: str) -> list[str]:
+    """reducekit.plotting.<saver>(run, out_dir), or nothing (with a note) without matplotlib."""
+    from . import plotting
+
+    try:
+        return getattr(plotting, saver)(run, out_dir)
+    except ImportError as e:
+        print(f"plots skipped: {e}", file=sys.stderr)
+        return []
 
 
 def summary(run: dict) -> str:
@@ -1134,12 +1140,7 @@ def write_dims_results(run: dict, out_dir: str, plots: bool = True) -> list[str]
         f.write(dims_markdown(run))
     paths.append(md)
     if plots:
-        try:
-            from .plotting import save_dims_plots
-
-            paths += save_dims_plots(run, out_dir)
-        except ImportError as e:
-            print(f"plots skipped: {e}", file=sys.stderr)
+        paths += _plots("save_dims_plots", run, out_dir)
     return paths
 
 

@@ -14,15 +14,14 @@ import copy
 import json
 import os
 import statistics
-import time
 
 import pytest
 import torch
 
 import reducekit
 from helpers import resolve
-from reducekit.bench import (DIMS_CASES, DTYPES, GRAPH_TIMING, Buffers, environment, random_input, read_ceiling, time_cuda_eager,
-                             time_cuda_graph)
+from reducekit.bench import (DIMS_CASES, DTYPES, GRAPH_TIMING, Buffers, environment, host_us, random_input, read_ceiling,
+                             time_cuda_eager, time_cuda_graph)
 
 pytestmark = [pytest.mark.perf, pytest.mark.cuda]
 
@@ -230,25 +229,6 @@ def auto_path(dtype: str, n: int) -> str:
     method, (block, unroll, grid) = resolve("auto", n, DTYPES[dtype], "cuda")
     return method if method != "single_pass" else f"single_pass {block}x{unroll}@{grid}"
 
-
-def host_us(fns: dict, x: torch.Tensor, calls: int = 200, samples: int = 25) -> dict:
-    """Median host time per call (us) of each fn: wall time of `calls` back-to-back calls, few
-    enough for the launch queue to hold them all, so that the host never waits for the GPU (at
-    2^16 elements torch.sum's GPU time exceeds its host time). The fns alternate sample by sample;
-    the GPU is drained between samples, outside the timing."""
-    out = {k: [] for k in fns}
-    for fn in fns.values():
-        for _ in range(200):
-            fn(x)
-    torch.cuda.synchronize()
-    for _ in range(samples):
-        for k, fn in fns.items():
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                fn(x)
-            out[k].append((time.perf_counter() - t0) / calls * 1e6)
-            torch.cuda.synchronize()
-    return {k: statistics.median(v) for k, v in out.items()}
 
 
 # One input per path auto takes on sm_90 (csrc/tuning_sm90.inc); each case's label names the path

@@ -31,7 +31,7 @@ accumulation: about 2^-24 * |sum|); integer tests are exact.
   never written reads NaN or -1.
 - dims_finish_drop_last / drop of a block's partial: rows of 4097 (two segments of 256 lanes on
   CUDA) and 2^16+3, 2^22+7; columns of 4097 and 2^18+1 rows (several lane tiles).
-- cpu_dims_last_chunk (CPU columns: last chunk of 256 rows dropped): R = 1000, 4097, 2^16+3.
+- cpu_dims_last_chunk (CPU columns: the last 2^16-row chunk dropped): R = 2^16+3 (two chunks).
 - cpu_drop_tail / wrong_identity: lengths that are not multiples of 16, rows of length 1 and 3
   (mostly identity padding), empty reductions compared with torch exactly.
 """

@@ -56,7 +56,6 @@ namespace rk {
 namespace {
 
 constexpr int64_t kChunk = 1 << 16;  // values per chunk of a run
-
 constexpr int kLanes = 16;           // lanes of a chunk (the order above)
 
 template <class Acc>
@@ -67,6 +66,10 @@ constexpr bool kIntAcc = std::is_same_v<Acc, uint64_t>;
 // task reads every row of its block as one contiguous stretch (kColBlock columns), which the
 // prefetchers stream far better than short pieces (1.8x on (4096, 4096) float32 over 32 KiB).
 constexpr int64_t kLaneBytes = 256 << 10;
+// A block also spans at least kMinRowBytes of a row, even when that leaves a thread without a
+// task: two threads reading alternate short pieces of each row measured slower than one thread
+// reading whole rows ((65536, 256) float32: 0.9x torch in two 512-byte halves, 1.2-1.5x whole).
+constexpr int64_t kMinRowBytes = 4096;
 template <class Acc>
 constexpr int64_t kLaneRows = kIntAcc<Acc> ? 1 : kLanes;
 template <class Acc>
@@ -239,21 +242,10 @@ RK_AVX2 inline float lanes_tree(const __m256* v) {  // 2 vectors
   return vector_tree(vadd(v[0], v[1]));  // w = 8
 }
 
-// Software prefetch, 1 KiB ahead into L2, of the values a float chunk loop reads next. The loops
-// that convert (float32, float16, bfloat16) spend more instructions per byte than torch's plain
-// float adds, which leaves fewer loads in flight; asking ahead recovers part of the DRAM (and L3)
-// bandwidth: measured 5-10% at 2^24 float32 and 20% for bfloat16 on the 2-core Zen 3 machine. The
-// 8-byte loops (float64 and the integers) are as lean as torch's and measured slower with it.
-// No effect on results.
-constexpr int kPrefetchBytes = 1024;
-template <int Bytes>
-RK_AVX2 inline void prefetch_ahead(const void* p) {
-  for (int b = 0; b < Bytes; b += 64) _mm_prefetch(static_cast<const char*>(p) + kPrefetchBytes + b, _MM_HINT_T1);
-}
-
 // Float chunk sums of R (1 or 2) runs of n values, x + r * stride, interleaved: the lanes of two
 // runs are independent chains, so two runs give 8 accumulator vectors for float32 and float64 (4
-// for 16-bit floats), enough to keep the add (or FMA) units busy; each run's additions are the
+// for 16-bit floats), enough to keep the add (or FMA) units busy, and two memory streams, which
+// the 2-core Zen 3 machine reads 10-20% faster from DRAM than one. Each run's additions are the
 // baseline's. The tail (n mod 16 values) is read through a zero-padded 16-value buffer: lane
 // k < n mod 16 adds its value, the others add +0.0, which changes no lane (a lane starts at +0.0
 // and a sum is -0.0 only if both addends are, so a lane is never -0.0).
@@ -267,7 +259,6 @@ RK_AVX2 inline void chunk_sums_r(const In* x, int64_t stride, int64_t n, Acc* ou
   for (; i + kLanes <= n; i += kLanes) {
 #pragma GCC unroll 2
     for (int r = 0; r < R; ++r) {
-      if constexpr (sizeof(In) < 8) prefetch_ahead<kLanes * sizeof(In)>(x + r * stride + i);
 #pragma GCC unroll 4
       for (int j = 0; j < NV; ++j) acc[r][j] = vacc<In>(acc[r][j], cvt_w(x + r * stride + i + j * W, kTag<Acc>));
     }
@@ -356,7 +347,7 @@ RK_AVX2 uint64_t int16_sum_avx2(const int16_t* x, int64_t n) {
 }
 
 // int32 and int64: sign-extended to 64-bit lanes (int32) and added, two accumulators per run; R
-// runs x + r * stride at once (two streams, like the float kernel: better DRAM throughput).
+// runs x + r * stride at once (two memory streams, as in chunk_sums_r).
 template <int R, class In>
 RK_AVX2 inline void wide_int_sums_r(const In* x, int64_t stride, int64_t n, uint64_t* out) {
   const int64_t body = n / 16 * 16;
@@ -440,13 +431,29 @@ RK_AVX2 inline VecT<Acc> lane_tree_at(const Acc* lanes, int64_t nc, int k, int64
 
 // column_chunk_base, vectorized across columns. Groups of 4 x 16 rows (then 2 x 16) give lane k
 // its rows k, k + 16, k + 32, k + 48 in that order in one pass over the lane's accumulators
-// (integers, one lane: 4 or 2 consecutive rows); the remaining rows go one by one.
+// (integers, one lane: 4 or 2 consecutive rows); the remaining rows go one by one. When the block's
+// rows are short (narrow matrices such as (2^19, 32)), each pass also prefetches its rows of the
+// next group: the group's rows are visited out of order, 16 rows apart, which the hardware
+// prefetcher follows poorly (measured 1.9x on (2^19, 32) bfloat16, 1.1-1.3x float32). No effect
+// on results.
+constexpr int64_t kPrefetchRowBytes = 512;
 template <class In, class Acc>
 RK_AVX2 void column_chunk_avx2(const In* x, int64_t rows, int64_t ld, int64_t nc, Acc* lanes) {
   constexpr int64_t L = kLaneRows<Acc>, W = Vec<Acc>::W;
+  const int64_t row_bytes = nc * static_cast<int64_t>(sizeof(In));
+  const bool prefetch = row_bytes <= kPrefetchRowBytes;
   int64_t r = 0;
-  for (; r + 4 * L <= rows; r += 4 * L)
-    for (int64_t k = 0; k < L; ++k) add_rows<4>(x + (r + k) * ld, L * ld, nc, lanes + k * nc);
+  for (; r + 4 * L <= rows; r += 4 * L) {
+    for (int64_t k = 0; k < L; ++k) {
+      if (prefetch && r + 8 * L <= rows) {
+        for (int64_t j = 0; j < 4; ++j) {
+          const char* next = reinterpret_cast<const char*>(x + (r + 4 * L + k + j * L) * ld);
+          for (int64_t b = 0; b < row_bytes; b += 64) _mm_prefetch(next + b, _MM_HINT_T0);
+        }
+      }
+      add_rows<4>(x + (r + k) * ld, L * ld, nc, lanes + k * nc);
+    }
+  }
   if (r + 2 * L <= rows) {
     for (int64_t k = 0; k < L; ++k) add_rows<2>(x + (r + k) * ld, L * ld, nc, lanes + k * nc);
     r += 2 * L;
@@ -546,14 +553,17 @@ void rows(const In* x, int64_t K, int64_t L, Out* out) {
 // B batches of an R x C matrix reduced over R: each column is a run of R values in the order
 // above. Tasks are (batch, chunk of kChunk rows, block of columns); each runs column_chunk on its
 // block. With one chunk the task writes the output; otherwise chunk partials are stored and each
-// column's added in chunk order. Blocks are at most kColBlock wide, and narrower when that leaves
-// a thread without a task (no column's bits depend on the blocking).
+// column's added in chunk order. Blocks are at most kColBlock wide, and narrower (down to
+// kMinRowBytes of a row) when that leaves a thread without a task; no column's bits depend on the
+// blocking.
 template <class In, class Acc, class Out>
 void columns(const In* x, int64_t B, int64_t R, int64_t C, Out* out) {
   const Kernels<In, Acc> k = kernels<In, Acc>();
   const int64_t chunks = std::max<int64_t>(1, (R + kChunk - 1) / kChunk);
-  const int64_t per_thread = (C * B * chunks + at::get_num_threads() - 1) / at::get_num_threads();  // columns
-  const int64_t block = std::min(kColBlock<Acc>, std::max<int64_t>(64, (per_thread + 7) / 8 * 8));
+  const int64_t threads = at::get_num_threads();
+  const int64_t share = (C * B * chunks + threads - 1) / threads;  // columns x (batch, chunk) pairs per thread
+  const int64_t narrowest = kMinRowBytes / static_cast<int64_t>(sizeof(In));
+  const int64_t block = std::min(kColBlock<Acc>, std::max(narrowest, (share + 7) / 8 * 8));
   const int64_t cblocks = (C + block - 1) / block;
   std::vector<Acc> part(chunks > 1 ? static_cast<size_t>(B * chunks * C) : 0);
   const int64_t tasks = B * chunks * cblocks;

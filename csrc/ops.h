@@ -14,6 +14,8 @@ namespace rk {
 // The supported input dtype, or a TypeError naming the dtype and what is supported.
 DType to_rk_dtype(const at::Tensor& self);
 DType to_rk_dtype(at::ScalarType t);
+// bool, the integers and the four float dtypes: the real dtypes the kernels read.
+bool is_real_supported(at::ScalarType t);
 at::ScalarType to_scalar_type(DType d);
 // torch.sum's result dtype: int64 for bool and integers, the input dtype for floats.
 at::ScalarType result_dtype(at::ScalarType in);

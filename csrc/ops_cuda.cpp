@@ -133,13 +133,8 @@ at::Tensor sum_cuda(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
   // The common call, reducekit.sum(x) on a real dense tensor: straight to the whole-tensor path,
   // without the signature's bookkeeping (host time is what small eager calls cost).
   if (!dim.has_value() && !keepdim && !dtype.has_value() && method == "auto" && self.layout() == at::kStrided &&
-      !self.is_conj() && !self.is_neg()) {
-    switch (self.scalar_type()) {
-      case at::kBool: case at::kByte: case at::kChar: case at::kShort: case at::kInt: case at::kLong:
-      case at::kHalf: case at::kBFloat16: case at::kFloat: case at::kDouble:
-        return reduce_cuda(self, Method::Auto, to_rk_dtype(self.scalar_type()), 0, 0, 0);
-      default: break;
-    }
+      !self.is_conj() && !self.is_neg() && is_real_supported(self.scalar_type())) {
+    return reduce_cuda(self, Method::Auto, to_rk_dtype(self.scalar_type()), 0, 0, 0);
   }
   const c10::cuda::CUDAGuard guard(self.device());
   return sum_impl(self, dim, keepdim, dtype, method, cuda);

@@ -10,7 +10,6 @@
 #include "ops.h"
 
 namespace rk {
-namespace {
 
 bool is_real_supported(at::ScalarType t) {
   switch (t) {
@@ -19,6 +18,8 @@ bool is_real_supported(at::ScalarType t) {
     default: return false;
   }
 }
+
+namespace {
 
 bool is_supported(at::ScalarType t) {
   return is_real_supported(t) || t == at::kComplexHalf || t == at::kComplexFloat || t == at::kComplexDouble;
@@ -203,14 +204,9 @@ at::Tensor sum_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
   auto finish = [&](at::Tensor r) { return int_res && r.scalar_type() != res ? r.to(res) : r; };
 
   const bool natural = result_dtype(x.scalar_type()) == (int_res ? at::kLong : res);
-  if (full && (m != Method::Auto || natural)) {
-    // dim=None: the whole-tensor path (single_pass on CUDA), or the method asked for.
-    at::Tensor r = be.full(x, m);
-    if (r.scalar_type() != (int_res ? at::kLong : res)) r = r.to(int_res ? at::kLong : res);
-    if (keepdim) r = r.reshape(out_sizes);
-    return finish(r);
-  }
-  if (m != Method::Auto) {  // an explicit dim list that covers every dim, for a gallery method
+  if (m != Method::Auto || (full && natural)) {
+    // The whole-tensor path: dim=None (single_pass on CUDA), or a gallery method, whose dim list
+    // covers every dim (checked above).
     at::Tensor r = be.full(x, m).reshape(out_sizes);
     if (r.scalar_type() != (int_res ? at::kLong : res)) r = r.to(int_res ? at::kLong : res);
     return finish(r);

@@ -308,6 +308,17 @@ def benchmark(methods=None, dtypes=None, sizes=None, device=None, modes=("eager"
     return rows
 
 
+def _bench_device(device) -> torch.device:
+    """The device to time on: the one given, else the current GPU when reducekit was built with
+    CUDA, else the CPU; a bare "cuda" becomes the current GPU."""
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() and reducekit._C.cuda_built else "cpu"
+    device = torch.device(device)
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    return device
+
+
 def benchmark_run(methods=None, dtypes=None, sizes=None, device=None, modes=("eager", "graph"), quick=False,
                   progress=True, slow_ms=20.0, budget_s=0.25, ceiling=None, chained=False) -> dict:
     """As benchmark(), returning {"env": ..., "rows": [...]}."""
@@ -315,11 +326,7 @@ def benchmark_run(methods=None, dtypes=None, sizes=None, device=None, modes=("ea
     unknown = [m for m in modes if m not in MODES]
     if unknown:
         raise ValueError(f"unknown mode(s) {unknown}; modes are {list(MODES)}")
-    if device is None:
-        device = "cuda" if torch.cuda.is_available() and reducekit._C.cuda_built else "cpu"
-    device = torch.device(device)
-    if device.type == "cuda" and device.index is None:
-        device = torch.device("cuda", torch.cuda.current_device())
+    device = _bench_device(device)
     on_gpu = device.type == "cuda"
     env = environment(device)
     env["graph_timing"] = GRAPH_TIMING
@@ -817,11 +824,7 @@ def dims_run(dtypes=None, modes=("eager", "graph"), device=None, budget_s: float
     if unknown:
         raise ValueError(f"unknown mode(s) {unknown}; dims modes are {list(DIMS_MODE_TITLES)}")
     modes = [m for m in DIMS_MODE_TITLES if m in modes]  # eager first: graph mode uses its times
-    if device is None:
-        device = "cuda" if torch.cuda.is_available() and reducekit._C.cuda_built else "cpu"
-    device = torch.device(device)
-    if device.type == "cuda" and device.index is None:
-        device = torch.device("cuda", torch.cuda.current_device())
+    device = _bench_device(device)
     on_gpu = device.type == "cuda"
     env = environment(device)
     env.update(graph_timing=GRAPH_TIMING, rounds=rounds, budget_s=budget_s, benchmark="dims")

@@ -170,17 +170,23 @@ def memory_order(x: torch.Tensor):
     return [(size, i) for size, _, i in dims]
 
 
-def cuda_depth(x: torch.Tensor, dims: tuple[int, ...], itemsize: int) -> int:
-    """D of the CUDA dims engine (plan.h): reduced dims adjacent in memory order merge into one run;
-    each run of N values is G-value lanes, each sequential, then a pairwise tree over the lanes:
-    G + ceil(log2(ceil(N/G))) + 1; a plan of several steps adds its steps' depths."""
-    runs = []  # [size, reduced] of merged dims
+def merged_runs(x: torch.Tensor, dims) -> list[list]:
+    """[size, reduced] of x's dims in memory_order, adjacent dims both reduced or both kept merged."""
+    runs = []
     for size, i in memory_order(x):
         r = i in dims
         if runs and runs[-1][1] == r:
             runs[-1][0] *= size
         else:
             runs.append([size, r])
+    return runs
+
+
+def cuda_depth(x: torch.Tensor, dims: tuple[int, ...], itemsize: int) -> int:
+    """D of the CUDA dims engine (plan.h): reduced dims adjacent in memory order merge into one run;
+    each run of N values is G-value lanes, each sequential, then a pairwise tree over the lanes:
+    G + ceil(log2(ceil(N/G))) + 1; a plan of several steps adds its steps' depths."""
+    runs = merged_runs(x, dims)
     g = 64 // itemsize
     return sum(g + _ceil_log2(-(-n // g)) + 1 for n, r in runs if r)
 
@@ -768,13 +774,7 @@ def test_bound_model_matches_the_engine_plan(permute):
             dims = tuple(x.dim() - 1 - d for d in dims)
         for itemsize in (1, 2, 4, 8):
             plan = reducekit._C.dims_plan(list(x.shape), list(x.stride()), list(dims), itemsize)
-            runs = []
-            for size, i in memory_order(x):
-                r = i in dims
-                if runs and runs[-1][1] == r:
-                    runs[-1][0] *= size
-                else:
-                    runs.append([size, r])
+            runs = merged_runs(x, dims)
             extents = [n for n, r in reversed(runs) if r]
             assert [s["extent"] for s in plan] == extents, f"{shape} dims={dims} permuted={permute}: plan {plan}, model {extents}"
             assert cuda_depth(x, dims, itemsize) >= sum(s["depth"] for s in plan), f"{shape} dims={dims}: model below the plan's depth"

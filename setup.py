@@ -47,6 +47,9 @@ def fault_define() -> list[str]:
     return [f"-DRK_FAULT={names.index(name)}"]
 
 
+CPU_SOURCES = ["csrc/ops.cpp", "csrc/sum_op.cpp", "csrc/cpu/dims_cpu.cpp", "csrc/cpu/exact_cpu.cpp"]
+
+
 def extension():
     include_dirs = [os.path.join(ROOT, "csrc")]
     fault = fault_define()
@@ -56,9 +59,9 @@ def extension():
     openmp = ["-fopenmp"] if sys.platform.startswith("linux") else []
     cxx = ["-O3"] + openmp + fault
     if not with_cuda():
-        return CppExtension("reducekit._C", ["csrc/ops.cpp", "csrc/sum_op.cpp", "csrc/cpu/dims_cpu.cpp"], include_dirs=include_dirs,
+        return CppExtension("reducekit._C", CPU_SOURCES, include_dirs=include_dirs,
                             extra_compile_args={"cxx": cxx}, extra_link_args=openmp)
-    sources = ["csrc/ops.cpp", "csrc/sum_op.cpp", "csrc/cpu/dims_cpu.cpp", "csrc/ops_cuda.cpp", "csrc/kernels/launch.cpp"] + sorted(glob.glob("csrc/kernels/*.cu"))
+    sources = CPU_SOURCES + ["csrc/ops_cuda.cpp", "csrc/kernels/launch.cpp"] + sorted(glob.glob("csrc/kernels/*.cu"))
     nvcc = ["-O3", "-lineinfo", "-Xptxas=-warn-spills"] + fault
     return CUDAExtension(
         "reducekit._C",

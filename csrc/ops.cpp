@@ -3,6 +3,7 @@
 #include "ops.h"
 
 #include "cpu/dims_cpu.h"
+#include "cpu/exact_cpu.h"
 #include "kernels/faults.h"
 #include "tuning.h"
 
@@ -106,11 +107,30 @@ void step_cpu(const at::Tensor&, const Step& s, const void* in, DType in_dt, DTy
   cpu_dims_step(s.kind, s.outer, s.extent, s.inner, in, in_dt, acc_dt, out, out_dt);
 }
 
+void exact_rows_cpu(const at::Tensor& x2d, at::Tensor& out, bool words) {
+  cpu_exact_rows(x2d.const_data_ptr(), to_rk_dtype(x2d), x2d.size(0), x2d.size(1), out.mutable_data_ptr(),
+                 words ? exact::OutFmt::Double : out_fmt(out.scalar_type()), words);
+}
+
+void exact_round_cpu(const at::Tensor& w2d, at::Tensor& out) {
+  cpu_exact_round(w2d.const_data_ptr<int64_t>(), w2d.size(0), out.mutable_data_ptr(), out_fmt(out.scalar_type()));
+}
+
+const Backend& cpu_backend() {
+  static const Backend cpu{&full_cpu, &step_cpu, &cpu_dims_types_supported, &exact_rows_cpu, &exact_round_cpu};
+  return cpu;
+}
+
 at::Tensor sum_cpu(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype,
                    c10::string_view method) {
-  static const Backend cpu{&full_cpu, &step_cpu, &cpu_dims_types_supported};
-  return sum_impl(self, dim, keepdim, dtype, method, cpu);
+  return sum_impl(self, dim, keepdim, dtype, method, cpu_backend());
 }
+
+at::Tensor exact_partial_cpu(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
+  return exact_partial_impl(self, dim, keepdim, cpu_backend());
+}
+
+at::Tensor exact_round_cpu_op(const at::Tensor& words, at::ScalarType dtype) { return exact_round_impl(words, dtype, cpu_backend()); }
 
 // Sparse and quantized tensors reach these dispatch keys; give them the clear error, not the
 // dispatcher's "could not run with arguments from the SparseCPU backend".
@@ -180,13 +200,21 @@ at::Tensor sum_autograd(const at::Tensor& self, at::OptionalIntArrayRef dim, boo
 
 TORCH_LIBRARY(reducekit, m) {
   m.def("sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, str method='auto') -> Tensor");
+  // method="exact"'s intermediate: exact_partial gives each output's exact sum as kExactWords
+  // int64 words (engine/exact.h); words of shards add as integers; exact_round rounds them.
+  m.def("exact_partial(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor");
+  m.def("exact_round(Tensor words, ScalarType dtype) -> Tensor");
   // Tuning harness for single_pass (benchmarks/tune.py): fixed block, unroll and grid.
   m.def("_single_pass(Tensor self, int block, int unroll, int grid, bool pdl=True) -> Tensor");
   // Read-bandwidth probe (benchmark ceiling): reads every byte of self, returns a 0-dim int64.
   m.def("_read_probe(Tensor self, int block, int unroll, int waves) -> Tensor");
 }
 
-TORCH_LIBRARY_IMPL(reducekit, CPU, m) { m.impl("sum", &rk::sum_cpu); }
+TORCH_LIBRARY_IMPL(reducekit, CPU, m) {
+  m.impl("sum", &rk::sum_cpu);
+  m.impl("exact_partial", &rk::exact_partial_cpu);
+  m.impl("exact_round", &rk::exact_round_cpu_op);
+}
 TORCH_LIBRARY_IMPL(reducekit, Autograd, m) { m.impl("sum", &rk::sum_autograd); }
 TORCH_LIBRARY_IMPL(reducekit, SparseCPU, m) { m.impl("sum", &rk::sum_reject); }
 TORCH_LIBRARY_IMPL(reducekit, SparseCsrCPU, m) { m.impl("sum", &rk::sum_reject); }
@@ -267,6 +295,9 @@ PYBIND11_MODULE(_C, m) {
     for (const auto& f : rk::kFaults) out.append(pybind11::make_tuple(f.name, f.what));
     return out;
   }, "(name, what it plants) of every planted fault a build can compile in (csrc/kernels/faults.h)");
+  m.attr("EXACT_WORDS") = rk::exact::kExactWords;
+  m.attr("EXACT_LIMBS") = rk::exact::kUnivLimbs;
+  m.attr("EXACT_BASE") = rk::exact::kUnivBase;
   m.attr("fault") = rk::kFaults[static_cast<int>(rk::kFault)].name;
   m.def("auto_choice", [](const std::string& dtype, int64_t n, int cc, bool captured) {
     int d = 0;
@@ -287,6 +318,21 @@ PYBIND11_MODULE(_C, m) {
     return pybind11::make_tuple(old_tx0, old_lpt);
   }, "Tuning hook: force the dims columns kernel's (tx0, lanes per thread); (0, 0) restores the rule. Returns the previous pair.",
      pybind11::arg("tx0"), pybind11::arg("lpt"));
+  m.def("_exact_config", [](int block, int unroll, int bpr) {
+    TORCH_CHECK_VALUE(rk::exact_config_supported(block, unroll) && bpr >= 0 && bpr <= (1 << 20),
+                      "reducekit._C._exact_config: (block=" + std::to_string(block) + ", unroll=" + std::to_string(unroll) +
+                          ") is not compiled (see RK_EXACT_CONFIGS in csrc/kernels/exact.cu), or bpr=" + std::to_string(bpr) +
+                          " is outside 0..2^20");
+    rk::exact_set_config(block, unroll, bpr);
+  }, "Test hook: force method='exact''s CUDA (block, unroll) and blocks per row; (0, 0, 0) restores the rule.",
+     pybind11::arg("block"), pybind11::arg("unroll"), pybind11::arg("bpr"));
+  m.def("_exact_configs", [] {
+    pybind11::list out;
+    for (int b : {64, 128, 256, 512})
+      for (int u : {2, 4})
+        if (rk::exact_config_supported(b, u)) out.append(pybind11::make_tuple(b, u));
+    return out;
+  }, "(block, unroll) pairs compiled for method='exact' on CUDA");
   m.def("_single_pass_slots", [](int device, int limit) {
     const int old = rk::single_pass_set_slot_limit(limit);
     return pybind11::make_tuple(rk::single_pass_slots_used(device), old);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/exact.h"
 #include "engine/plan.h"
 #include "registry.h"
 
@@ -32,11 +33,23 @@ struct Backend {
   // One plan step; `like` is the input tensor (its device, for guards and streams).
   void (*step)(const at::Tensor& like, const Step& s, const void* in, DType in_dt, DType acc_dt, void* out, DType out_dt);
   bool (*types_supported)(DType in, DType acc, DType out);
+  // method="exact" over the rows of a contiguous (rows, len) float tensor: `out` holds rows values
+  // (its dtype, a float) or, with words, rows x exact::kExactWords int64.
+  void (*exact_rows)(const at::Tensor& x2d, at::Tensor& out, bool words);
+  // Rounds rows of shard words (contiguous (rows, kExactWords) int64) into out's float dtype.
+  void (*exact_round)(const at::Tensor& words2d, at::Tensor& out);
 };
 
 // reducekit::sum with torch.sum's signature and semantics, on a backend.
 at::Tensor sum_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype,
                     c10::string_view method, const Backend& be);
+
+// reducekit.exact_partial: the exact intermediate (shard words) of a float tensor over dims.
+at::Tensor exact_partial_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, const Backend& be);
+// reducekit.exact_round: shard words (..., kExactWords) rounded to a float dtype.
+at::Tensor exact_round_impl(const at::Tensor& words, at::ScalarType dtype, const Backend& be);
+// The final rounding's format for a float dtype.
+exact::OutFmt out_fmt(at::ScalarType t);
 
 // Which of nd dims `dims` reduces ([] = all), with torch's range and repeated-dim errors.
 std::vector<bool> reduced_dims(at::IntArrayRef dims, int64_t nd);

@@ -127,9 +127,57 @@ void step_cuda(const at::Tensor& like, const Step& s, const void* in, DType in_d
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
+// method="exact" over the rows of a contiguous (rows, len) tensor: one launch for a whole tensor
+// (the stream's counter), a memset and a launch for rows.
+void exact_rows_cuda(const at::Tensor& x2d, at::Tensor& out, bool words) {
+  const c10::cuda::CUDAGuard guard(x2d.device());
+  const DeviceInfo& dev = device_info(x2d.get_device());
+  ExactArgs a;
+  a.in = x2d.const_data_ptr();
+  a.rows = x2d.size(0);
+  a.len = x2d.size(1);
+  a.dtype = to_rk_dtype(x2d);
+  a.out = out.mutable_data_ptr();
+  a.words = words;
+  a.out_fmt = words ? exact::OutFmt::Double : out_fmt(out.scalar_type());
+  a.stream = c10::cuda::getCurrentCUDAStream().stream();
+  a.num_sms = dev.num_sms;
+  a.cc = dev.cc;
+  if (a.rows == 1) a.counter = stream_counter(x2d.get_device(), a.stream);
+  at::Tensor ws;
+  if (const size_t b = exact_workspace(a)) {
+    ws = at::empty({static_cast<int64_t>(b)}, x2d.options().dtype(at::kByte));
+    a.workspace = ws.mutable_data_ptr();
+  }
+  C10_CUDA_CHECK(exact_launch(a));
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+void exact_round_cuda(const at::Tensor& w2d, at::Tensor& out) {
+  const c10::cuda::CUDAGuard guard(w2d.device());
+  C10_CUDA_CHECK(exact_round_launch(w2d.const_data_ptr<int64_t>(), w2d.size(0), out.mutable_data_ptr(), out_fmt(out.scalar_type()),
+                                    c10::cuda::getCurrentCUDAStream().stream()));
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+const Backend& cuda_backend() {
+  static const Backend cuda{&full_cuda, &step_cuda, &dims_types_supported, &exact_rows_cuda, &exact_round_cuda};
+  return cuda;
+}
+
+at::Tensor exact_partial_cuda(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
+  const c10::cuda::CUDAGuard guard(self.device());
+  return exact_partial_impl(self, dim, keepdim, cuda_backend());
+}
+
+at::Tensor exact_round_cuda_op(const at::Tensor& words, at::ScalarType dtype) {
+  const c10::cuda::CUDAGuard guard(words.device());
+  return exact_round_impl(words, dtype, cuda_backend());
+}
+
 at::Tensor sum_cuda(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype,
                     c10::string_view method) {
-  static const Backend cuda{&full_cuda, &step_cuda, &dims_types_supported};
+  const Backend& cuda = cuda_backend();
   // The common call, reducekit.sum(x) on a real dense tensor: straight to the whole-tensor path,
   // without the signature's bookkeeping (host time is what small eager calls cost).
   if (!dim.has_value() && !keepdim && !dtype.has_value() && method == "auto" && self.layout() == at::kStrided &&
@@ -176,6 +224,8 @@ at::Tensor read_probe_cuda(const at::Tensor& self, int64_t block, int64_t unroll
 
 TORCH_LIBRARY_IMPL(reducekit, CUDA, m) {
   m.impl("sum", &rk::sum_cuda);
+  m.impl("exact_partial", &rk::exact_partial_cuda);
+  m.impl("exact_round", &rk::exact_round_cuda_op);
   m.impl("_single_pass", &rk::single_pass_cuda);
   m.impl("_read_probe", &rk::read_probe_cuda);
 }

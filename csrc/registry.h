@@ -66,7 +66,11 @@ namespace rk {
     "cub::DeviceReduce::TransformReduce: CUB's tuned two-kernel device reduction")                 \
   X(SinglePass, "single_pass", "cuda", true, true, 1, false,                                       \
     "reducekit (000 vector loads + last-block-done finish)",                                       \
-    "one launch: 16-byte loads, several in flight, fixed-order last-block-done combine")
+    "one launch: 16-byte loads, several in flight, fixed-order last-block-done combine")          \
+  X(Exact, "exact", "cpu,cuda", true, true, 1, false,                                             \
+    "ExSUM (Collange et al. 2015) + xsum's superaccumulator (Neal 2015)",                          \
+    "correctly rounded: exact float64 partial sums, spills into int64 limbs, one final rounding; "  \
+    "the same bits on any GPU, grid, CPU, order or split")
 
 enum class Method : int {
 #define RK_ENUM(id, ...) id,

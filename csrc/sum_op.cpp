@@ -105,7 +105,37 @@ void run_plan(const at::Tensor& x, const Plan& plan, DType in_dt, DType acc_dt, 
   }
 }
 
+// x (dense or not) with its reduced dims moved last and flattened: a contiguous (rows, len)
+// tensor, a view where the layout allows.
+at::Tensor as_rows(const at::Tensor& x, const std::vector<bool>& reduced) {
+  std::vector<int64_t> perm;
+  int64_t rows = 1, len = 1;
+  for (int64_t i = 0; i < x.dim(); ++i)
+    if (!reduced[i]) {
+      perm.push_back(i);
+      rows *= x.size(i);
+    }
+  for (int64_t i = 0; i < x.dim(); ++i)
+    if (reduced[i]) {
+      perm.push_back(i);
+      len *= x.size(i);
+    }
+  return x.permute(perm).reshape({rows, len}).contiguous();
+}
+
+bool is_exact_dtype(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16 || t == at::kFloat || t == at::kDouble; }
+
 }  // namespace
+
+exact::OutFmt out_fmt(at::ScalarType t) {
+  switch (t) {
+    case at::kHalf: return exact::OutFmt::Half;
+    case at::kBFloat16: return exact::OutFmt::BFloat16;
+    case at::kFloat: return exact::OutFmt::Single;
+    case at::kDouble: return exact::OutFmt::Double;
+    default: TORCH_CHECK(false, "reducekit: internal error: no exact rounding format for ", t);
+  }
+}
 
 // torch's dim rules and messages, built with std::to_string: the H200 image's toolchain segfaults
 // when an int64 is streamed into an error message (at::dim_list_to_bitset and maybe_wrap_dim do).
@@ -133,7 +163,7 @@ Plan plan_for(at::IntArrayRef sizes, at::IntArrayRef strides, const std::vector<
 
 at::Tensor sum_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype,
                     c10::string_view method, const Backend& be) {
-  const Method m = parse_method(method);
+  Method m = parse_method(method);
   TORCH_CHECK_TYPE(self.layout() == at::kStrided, "reducekit.sum: input layout ", self.layout(),
                    " is not supported; only strided (dense) tensors are. Convert with input.to_dense().");
   const at::ScalarType in_t = self.scalar_type();
@@ -151,11 +181,13 @@ at::Tensor sum_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
   const std::vector<bool> reduced = full ? std::vector<bool>(nd, true) : reduced_dims(*dim, nd);
   const bool covers_all = std::all_of(reduced.begin(), reduced.end(), [](bool b) { return b; });
   const at::ScalarType res = dtype.has_value() ? *dtype : (at::isIntegralType(in_t, /*includeBool=*/true) ? at::kLong : in_t);
-  if (m != Method::Auto) {
+  // Integer sums are exact already: method='exact' with an integer result is the integer sum.
+  if (m == Method::Exact && at::isIntegralType(res, /*includeBool=*/true)) m = Method::Auto;
+  if (m != Method::Auto && m != Method::Exact) {
     TORCH_CHECK_VALUE(covers_all, "reducekit.sum: method '", method_info(m).name,
-                      "' reduces the whole tensor only, but dim=", dims_str(*dim), " keeps some dims. method='auto' reduces over any dims.");
+                      "' reduces the whole tensor only, but dim=", dims_str(*dim), " keeps some dims. method='auto' (or 'exact') reduces over any dims.");
     TORCH_CHECK_TYPE(!at::isComplexType(in_t) && !at::isComplexType(res), "reducekit.sum: method '", method_info(m).name,
-                     "' takes real dtypes only; complex input reduces with method='auto'.");
+                     "' takes real dtypes only; complex input reduces with method='auto' or 'exact'.");
   }
 
   std::vector<int64_t> out_sizes;
@@ -203,6 +235,15 @@ at::Tensor sum_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
   const DType acc_dt = acc_for(in_dt);
   auto finish = [&](at::Tensor r) { return int_res && r.scalar_type() != res ? r.to(res) : r; };
 
+  if (m == Method::Exact) {
+    // Correctly rounded sums of each output's slice (engine/exact.h), written in res directly: a
+    // float16 input with dtype=float32 is rounded once, from the exact sum, to float32.
+    const at::Tensor rows = as_rows(x, reduced);
+    at::Tensor out = at::empty({rows.size(0)}, opts);
+    be.exact_rows(rows, out, /*words=*/false);
+    return out.view(out_sizes);
+  }
+
   const bool natural = result_dtype(x.scalar_type()) == (int_res ? at::kLong : res);
   if (m != Method::Auto || (full && natural)) {
     // The whole-tensor path: dim=None (single_pass on CUDA), or a gallery method, whose dim list
@@ -228,6 +269,48 @@ at::Tensor sum_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
   // memory order, which differs only for permuted inputs.
   if (!out.is_contiguous()) out = out.contiguous();
   return finish(out);
+}
+
+at::Tensor exact_partial_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, const Backend& be) {
+  TORCH_CHECK_TYPE(self.layout() == at::kStrided, "reducekit.exact_partial: input layout ", self.layout(),
+                   " is not supported; only strided (dense) tensors are. Convert with input.to_dense().");
+  TORCH_CHECK_TYPE(is_exact_dtype(self.scalar_type()), "reducekit.exact_partial: input dtype ", self.scalar_type(),
+                   " is not supported; it takes float16, bfloat16, float32 or float64. Integer sums are exact already "
+                   "(reducekit.sum); a complex tensor's parts: torch.view_as_real(input), reduced over the other dims.");
+  const int64_t nd = self.dim();
+  const std::vector<bool> reduced = dim.has_value() ? reduced_dims(*dim, nd) : std::vector<bool>(nd, true);
+  std::vector<int64_t> out_sizes;
+  for (int64_t i = 0; i < nd; ++i) {
+    if (!reduced[i]) {
+      out_sizes.push_back(self.size(i));
+    } else if (keepdim) {
+      out_sizes.push_back(1);
+    }
+  }
+  out_sizes.push_back(exact::kExactWords);
+  const auto opts = self.options().dtype(at::kLong);
+  if (self.numel() == 0) return at::zeros(out_sizes, opts);
+  at::Tensor x = self.is_neg() ? self.resolve_neg() : self;
+  const at::Tensor rows = as_rows(x, reduced);
+  at::Tensor out = at::empty({rows.size(0), exact::kExactWords}, opts);
+  be.exact_rows(rows, out, /*words=*/true);
+  return out.view(out_sizes);
+}
+
+at::Tensor exact_round_impl(const at::Tensor& words, at::ScalarType dtype, const Backend& be) {
+  TORCH_CHECK_TYPE(words.layout() == at::kStrided && words.scalar_type() == at::kLong,
+                   "reducekit.exact_round: words must be a dense int64 tensor (from reducekit.exact_partial), got ",
+                   words.scalar_type(), " ", words.layout());
+  TORCH_CHECK_VALUE(words.dim() >= 1 && words.size(-1) == exact::kExactWords, "reducekit.exact_round: words must have a last dim of " +
+                    std::to_string(exact::kExactWords) + " (reducekit.EXACT_WORDS), got shape " + dims_str(words.sizes()) +
+                    ". Pass what exact_partial returned, or partials summed over another dim.");
+  TORCH_CHECK_TYPE(is_exact_dtype(dtype), "reducekit.exact_round: dtype=", dtype,
+                   " is not supported; round to float16, bfloat16, float32 or float64.");
+  std::vector<int64_t> out_sizes(words.sizes().begin(), words.sizes().end() - 1);
+  const at::Tensor w = words.reshape({-1, exact::kExactWords}).contiguous();
+  at::Tensor out = at::empty({w.size(0)}, words.options().dtype(dtype));
+  if (w.size(0) > 0) be.exact_round(w, out);
+  return out.view(out_sizes);
 }
 
 }  // namespace rk

@@ -2,6 +2,8 @@
 
     reducekit.sum(x)                         # fastest deterministic kernel for x's dtype and size
     reducekit.sum(x, method="tree_sequential")  # any classic strategy, see reducekit.methods()
+    reducekit.sum(x, method="exact")         # correctly rounded: the same bits everywhere
+    reducekit.exact_round(reducekit.exact_partial(x), x.dtype)  # its shard-combinable intermediate
     reducekit.benchmark(...), reducekit.plot(rows)
 """
 from __future__ import annotations
@@ -10,7 +12,7 @@ import torch  # noqa: F401  (loads libtorch before the extension)
 
 from . import _C  # noqa: F401  (registers torch.ops.reducekit)
 from ._registry import MethodInfo, method, methods
-from .ops import result_dtype, sum
+from .ops import EXACT_WORDS, exact_partial, exact_round, result_dtype, sum
 
 __version__ = "0.1.0"
 
@@ -29,4 +31,4 @@ def plot(*args, **kwargs):
     return _plot(*args, **kwargs)
 
 
-__all__ = ["sum", "methods", "method", "MethodInfo", "result_dtype", "benchmark", "plot", "__version__"]
+__all__ = ["sum", "exact_partial", "exact_round", "EXACT_WORDS", "methods", "method", "MethodInfo", "result_dtype", "benchmark", "plot", "__version__"]

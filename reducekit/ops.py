@@ -7,6 +7,8 @@ import torch
 from . import _C
 
 _INTEGRAL_RESULT = torch.int64
+# Words per exact intermediate: the universal limbs, then the NaN, +inf and -inf counts.
+EXACT_WORDS: int = _C.EXACT_WORDS
 
 
 def result_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -21,6 +23,19 @@ def _sum_fake(self, dim=None, keepdim=False, *, dtype=None, method="auto"):
     if dim is not None and len(dim) == 0:
         dim = None if not keepdim else list(range(self.dim()))
     return torch.sum(self, dim, keepdim=keepdim, dtype=dtype)
+
+
+@torch.library.register_fake("reducekit::exact_partial")
+def _exact_partial_fake(self, dim=None, keepdim=False):
+    if dim is not None and len(dim) == 0:
+        dim = None if not keepdim else list(range(self.dim()))
+    shape = torch.sum(self, dim, keepdim=keepdim).shape
+    return self.new_empty((*shape, EXACT_WORDS), dtype=torch.int64)
+
+
+@torch.library.register_fake("reducekit::exact_round")
+def _exact_round_fake(words, dtype):
+    return words.new_empty(words.shape[:-1], dtype=dtype)
 
 
 @torch.library.register_fake("reducekit::_single_pass")
@@ -75,3 +90,26 @@ def sum(input: torch.Tensor, dim=None, keepdim: bool = False, *, dtype: torch.dt
         if not isinstance(keepdim, bool):
             raise TypeError(f"reducekit.sum: keepdim must be a bool, got {type(keepdim).__name__} {keepdim!r}") from None
         raise
+
+
+def exact_partial(input: torch.Tensor, dim=None, keepdim: bool = False) -> torch.Tensor:
+    """The exact sum of `input` over `dim` (every dim when None), unrounded: int64 words, with a
+    last dim of EXACT_WORDS added to the shape reducekit.sum would return.
+
+    The words are a fixed-point number (limb i, i < EXACT_WORDS - 3, weighs 2^(32 i - 1088)) and
+    the counts of NaN, +inf and -inf. Partials of shards combine by integer addition (for example
+    `torch.stack(parts).sum(0)`, or an all-reduce with SUM; up to 2^31 of them), and
+    `exact_round(words, dtype)` then gives the correctly rounded sum of all the shards: the same
+    bits as reducekit.sum(whole, method="exact"), whatever the split. Floats only (float16,
+    bfloat16, float32, float64).
+    """
+    if isinstance(dim, int):
+        dim = [dim]
+    return torch.ops.reducekit.exact_partial.default(input, dim, keepdim)
+
+
+def exact_round(words: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Rounds exact partials (exact_partial's words, possibly summed over shards) to `dtype`,
+    to nearest, ties to even: NaN if any NaN or both infinities were summed, else the infinity,
+    else the finite sum (an infinity beyond the dtype's range). Shape: words.shape[:-1]."""
+    return torch.ops.reducekit.exact_round.default(words, dtype)

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "../engine/exact.h"
 #include "../engine/plan.h"
 #include "../registry.h"
 
@@ -85,6 +86,33 @@ size_t dims_step_workspace(const DimsStep& a);
 // benchmarks/tune_dims.py only.
 void dims_set_columns_config(int tx0, int lpt, int* old_tx0, int* old_lpt);
 cudaError_t dims_step_launch(const DimsStep& a);
+
+// method="exact" (exact.cu): correctly rounded sums of `rows` contiguous rows of `len` values of
+// a float dtype, each written as one value of out_fmt, or (words) as exact::kExactWords int64.
+struct ExactArgs {
+  const void* in = nullptr;
+  int64_t rows = 1, len = 0;
+  DType dtype = DType::Float32;
+  void* out = nullptr;
+  exact::OutFmt out_fmt = exact::OutFmt::Single;
+  bool words = false;
+  void* workspace = nullptr;    // exact_workspace(...) bytes
+  unsigned int* counter = nullptr;  // rows == 1: the stream's counter (stream_counter); else a memset one
+  cudaStream_t stream = nullptr;
+  int num_sms = 1, cc = 0;
+  bool pdl = true;
+};
+size_t exact_workspace(const ExactArgs& a);
+cudaError_t exact_launch(const ExactArgs& a);
+// Rounds `rows` rows of shard words into out_fmt values.
+cudaError_t exact_round_launch(const int64_t* words, int64_t rows, void* out, exact::OutFmt o, cudaStream_t stream);
+// Test hook: force (block, unroll) (a compiled pair, or 0, 0 for the rule) and blocks per row
+// (0 for the rule). Not thread-safe; tests only.
+bool exact_config_supported(int block, int unroll);
+void exact_set_config(int block, int unroll, int bpr);
+// The per-stream counter that single_pass's last-block finish uses (zero between kernels; a
+// kernel that takes it resets it when done), or nullptr when every slot is taken.
+unsigned int* stream_counter(int device, cudaStream_t s);
 
 // Per-family entry points (one .cu file each; launch() routes to them).
 size_t atomics_workspace(Method m, const ReduceArgs& a);

@@ -292,6 +292,14 @@ size_t single_pass_workspace(ReduceArgs& a) {
   return align256(g * 8);
 }
 
+unsigned int* stream_counter(int device, cudaStream_t s) {
+  if (device < 0 || device >= kMaxDevices) return nullptr;
+  const int slot = counter_slot(device, s);
+  if (slot < 0) return nullptr;
+  const SymbolBases& b = symbol_bases(device);
+  return b.counters ? b.counters + slot : nullptr;
+}
+
 cudaError_t single_pass_launch(const ReduceArgs& a) {
   const int block = a.block > 0 ? a.block : kConfigs[0].block;
   const int unroll = a.unroll > 0 ? a.unroll : kConfigs[0].unroll;

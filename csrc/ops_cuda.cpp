@@ -184,6 +184,15 @@ at::Tensor sum_cuda(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
       !self.is_conj() && !self.is_neg() && is_real_supported(self.scalar_type())) {
     return reduce_cuda(self, Method::Auto, to_rk_dtype(self.scalar_type()), 0, 0, 0);
   }
+  // reducekit.sum(x, method="exact") on a float tensor: straight to the kernel as well.
+  if (!dim.has_value() && !keepdim && !dtype.has_value() && method == "exact" && self.layout() == at::kStrided && !self.is_neg() &&
+      self.numel() > 0 && (self.scalar_type() == at::kFloat || self.scalar_type() == at::kDouble ||
+                           self.scalar_type() == at::kHalf || self.scalar_type() == at::kBFloat16)) {
+    const at::Tensor x = self.is_contiguous() ? self : self.contiguous();
+    at::Tensor out = at::empty({}, self.options());
+    exact_rows_cuda(x.view({1, x.numel()}), out, /*words=*/false);
+    return out;
+  }
   const c10::cuda::CUDAGuard guard(self.device());
   return sum_impl(self, dim, keepdim, dtype, method, cuda);
 }

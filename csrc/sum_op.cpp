@@ -274,7 +274,7 @@ at::Tensor sum_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
 at::Tensor exact_partial_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, const Backend& be) {
   TORCH_CHECK_TYPE(self.layout() == at::kStrided, "reducekit.exact_partial: input layout ", self.layout(),
                    " is not supported; only strided (dense) tensors are. Convert with input.to_dense().");
-  TORCH_CHECK_TYPE(is_exact_dtype(self.scalar_type()), "reducekit.exact_partial: input dtype ", self.scalar_type(),
+  TORCH_CHECK_TYPE(is_exact_dtype(self.scalar_type()), "reducekit.exact_partial: input dtype ", c10::getDtypeNames(self.scalar_type()).first,
                    " is not supported; it takes float16, bfloat16, float32 or float64. Integer sums are exact already "
                    "(reducekit.sum); a complex tensor's parts: torch.view_as_real(input), reduced over the other dims.");
   const int64_t nd = self.dim();
@@ -300,11 +300,11 @@ at::Tensor exact_partial_impl(const at::Tensor& self, at::OptionalIntArrayRef di
 at::Tensor exact_round_impl(const at::Tensor& words, at::ScalarType dtype, const Backend& be) {
   TORCH_CHECK_TYPE(words.layout() == at::kStrided && words.scalar_type() == at::kLong,
                    "reducekit.exact_round: words must be a dense int64 tensor (from reducekit.exact_partial), got ",
-                   words.scalar_type(), " ", words.layout());
+                   c10::getDtypeNames(words.scalar_type()).first, " ", words.layout());
   TORCH_CHECK_VALUE(words.dim() >= 1 && words.size(-1) == exact::kExactWords, "reducekit.exact_round: words must have a last dim of " +
                     std::to_string(exact::kExactWords) + " (reducekit.EXACT_WORDS), got shape " + dims_str(words.sizes()) +
                     ". Pass what exact_partial returned, or partials summed over another dim.");
-  TORCH_CHECK_TYPE(is_exact_dtype(dtype), "reducekit.exact_round: dtype=", dtype,
+  TORCH_CHECK_TYPE(is_exact_dtype(dtype), "reducekit.exact_round: dtype=", c10::getDtypeNames(dtype).first,
                    " is not supported; round to float16, bfloat16, float32 or float64.");
   std::vector<int64_t> out_sizes(words.sizes().begin(), words.sizes().end() - 1);
   const at::Tensor w = words.reshape({-1, exact::kExactWords}).contiguous();

@@ -136,6 +136,8 @@ def resolve(method: str, n: int, dtype: torch.dtype, device, config=None, captur
     """(method, config) that really runs: `auto` on CUDA is looked up in the tuning table (the
     same table the op reads; `captured`: inside CUDA graph capture, which may pick another
     kernel), on CPU it is the CPU kernel ("cpu")."""
+    if method == "exact":  # correctly rounded: no accumulation error, one rounding (out_round)
+        return "exact", None
     if torch.device(device).type == "cpu":
         return "cpu", None
     if method == "auto":
@@ -147,7 +149,7 @@ def resolve(method: str, n: int, dtype: torch.dtype, device, config=None, captur
 def depth(method: str, n: int, dtype: torch.dtype, device, config: tuple[int, int, int] | None = None) -> int:
     """Upper bound on the additions any input passes through in `method`'s sum of n elements."""
     method, config = resolve(method, n, dtype, device, config)
-    if n <= 1:
+    if n <= 1 or method == "exact":
         return 0
     itemsize = torch.empty((), dtype=dtype).element_size()
     if method == "cpu":  # csrc/ops.cpp cpu_sum: 16 lanes per 2^16-element chunk, chunks in a chain
@@ -198,7 +200,7 @@ def acc_dtype(method: str, dtype: torch.dtype) -> torch.dtype:
     """The accumulator a resolved method really uses: single_pass and the CPU kernel sum float32
     in float64; every method accumulates float16/bfloat16 in float32 and float64 in float64; the
     gallery accumulates float32 in float32."""
-    if dtype == torch.float64 or (dtype == torch.float32 and method in ("single_pass", "cpu")):
+    if method == "exact" or dtype == torch.float64 or (dtype == torch.float32 and method in ("single_pass", "cpu")):
         return torch.float64
     return torch.float32
 

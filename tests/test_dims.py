@@ -54,8 +54,9 @@ FLOATS = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
 INTS = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
 COMPLEX = [torch.complex64, torch.complex128]
 TORCH_DTYPES = INTS + FLOATS + COMPLEX  # torch.sum's dtypes on CPU (OpInfo); CUDA adds complex32
-GALLERY = [m.name for m in reducekit.methods() if m.name != "auto"]
-CUDA_GALLERY = [m.name for m in reducekit.methods() if m.name != "auto" and "cuda" in m.devices]
+# Methods that reduce whole tensors only (auto and exact reduce over any dims).
+GALLERY = [m.name for m in reducekit.methods() if m.name not in ("auto", "exact")]
+CUDA_GALLERY = [m.name for m in reducekit.methods() if m.name not in ("auto", "exact") and "cuda" in m.devices]
 
 _ACC = {torch.float16: torch.float32, torch.bfloat16: torch.float32, torch.float32: torch.float64, torch.float64: torch.float64}
 _COMPONENT = {torch.complex32: torch.float16, torch.complex64: torch.float32, torch.complex128: torch.float64}

@@ -22,7 +22,7 @@ Every definite requirement is also checked against torch.sum's own result on the
 torch's accumulator cannot overflow), so a mistake in the oracle shows up as such.
 
 The drawn tests are parametrized by dtype, so that every dtype gets its own example budget; the
-method is drawn from those registered for the device ("auto" alone on the CPU). A failure prints
+method is drawn from those registered for the device ("auto" and "exact" on the CPU). A failure prints
 the drawn method and Case (strategies.py) and a @reproduce_failure blob; the data comes from the
 Case's own seed, not from REDUCEKIT_SEED. Hypothesis keeps failing examples in .hypothesis/ in the
 working directory and replays them first on the next run.
@@ -44,6 +44,7 @@ from hypothesis.control import currently_in_test_context
 from hypothesis import strategies as st
 
 import reducekit
+from exact_ref import FAMILIES, correctly_rounded, family_tensor, same_value
 from helpers import ALL_DTYPES, acc_dtype, assert_sum_ok, poison_allocator, resolve, same_bits, sum_bound, torch_result_dtype
 from strategies import Case, build, cases
 
@@ -273,3 +274,19 @@ def test_sum_matches_torch_sum_cpu(dtype, data):
 @given(data=st.data())
 def test_sum_matches_torch_sum_cuda(dtype, data):
     drawn_case(dtype, data, "cuda")
+
+
+# method="exact" on adversarial data (exact_ref.FAMILIES: the whole exponent range with subnormals,
+# 1e30 / -1e30 cancellation, all-equal values, sums near rounding midpoints, ...): the result is the
+# correctly rounded sum, and the CPU and CUDA give the same bits.
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
+@PROFILE
+@given(family=st.sampled_from(FAMILIES), dtype=st.sampled_from([d for d in ALL_DTYPES if d.is_floating_point]),
+       n=st.one_of(st.integers(1, 70), st.sampled_from([1023, 4099, 70001])), seed=st.integers(0, 2**31 - 1))
+def test_exact_adversarial(device, family, dtype, n, seed):
+    x = family_tensor(family, n, dtype, torch.Generator().manual_seed(seed))
+    r = reducekit.sum(x.to(device), method="exact")
+    want = correctly_rounded(x)
+    assert same_value(r.item(), want), f"{family} n={n} {dtype} seed={seed}: got {r.item()!r}, correctly rounded {want!r}"
+    if device == "cuda":
+        assert same_bits(r.cpu(), reducekit.sum(x, method="exact")), "CPU and CUDA differ"

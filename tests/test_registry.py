@@ -14,7 +14,7 @@ ATOMIC_FINISH = {"atomic_global", "atomic_block", "warp_atomic", "block_atomic",
 def test_every_gallery_method_is_registered():
     names = [m.name for m in reducekit.methods()]
     assert len(names) == len(set(names)), "duplicate method names"
-    for name in GALLERY + ["auto", "single_pass"]:
+    for name in GALLERY + ["auto", "single_pass", "exact"]:
         assert name in names, f"{name} missing from the registry"
 
 
@@ -33,7 +33,7 @@ def test_metadata_complete():
 
 def test_metadata_says_what_is_true():
     by = {m.name: m for m in reducekit.methods()}
-    assert by["auto"].devices == ("cpu", "cuda")
+    assert by["auto"].devices == ("cpu", "cuda") and by["exact"].devices == ("cpu", "cuda")
     for name in GALLERY + ["single_pass"]:
         assert by[name].devices == ("cuda",), name
     for name in ATOMIC_FINISH:

@@ -36,7 +36,7 @@
 #define RK_HD __host__ __device__ __forceinline__
 // The cold paths (spills, the final rounding): out of line on the GPU, so that the hot loop's
 // register allocation does not pay for them.
-#define RK_HD_COLD __host__ __device__ __noinline__
+#define RK_HD_COLD inline __host__ __device__ __noinline__
 #else
 #define RK_HD inline
 #define RK_HD_COLD inline
@@ -151,7 +151,7 @@ RK_HD_COLD void spill_or_special(double v, Format f, Sink& sink) {
 struct Acc1 {
   double s = 0;
   template <class Sink>
-  RK_HD void add(double v, Format f, Sink& sink) {
+  RK_HD void add(double v, Format f, Sink& sink, int = 1) {
     if (!try_add(s, v)) spill_or_special(v, f, sink);
   }
   template <class Sink>
@@ -161,7 +161,7 @@ struct Acc1 {
 };
 
 // float16: values on the grid 2^-24 below 2^16, so kFlush of them sum exactly in `run` (|run| <
-// 2^29, 53 bits); inf and NaN propagate through `run` by IEEE rules, which are torch's (inf - inf
+// 2^29, 53 bits; `count` counts input values, also when one add brings the exact sum of several); inf and NaN propagate through `run` by IEEE rules, which are torch's (inf - inf
 // is NaN). Every kFlush values, `run` is added (checked) into `s`.
 struct AccHalf {
   static constexpr int kFlush = 1 << 13;
@@ -178,10 +178,12 @@ struct AccHalf {
     run = 0;
     count = 0;
   }
+  // v: the exact sum of n input values (|v| < n * 2^16).
   template <class Sink>
-  RK_HD void add(double v, Format f, Sink& sink) {
+  RK_HD void add(double v, Format f, Sink& sink, int n = 1) {
     run += v;
-    if (++count == kFlush) flush(f, sink);
+    count += n;
+    if (count > kFlush - 8) flush(f, sink);
   }
   template <class Sink>
   RK_HD void merge(const AccHalf& o, Format f, Sink& sink) {
@@ -245,14 +247,13 @@ RK_HD void normalize(int64_t* l, int n) {
   l[n - 1] += carry;
 }
 
-// Bits [lo, lo + count) (count <= 63) of the magnitude held in 32-bit digits d[0..nd).
+// Bits [lo, lo + count) (lo >= 0, count <= 60) of the magnitude held in 32-bit digits d[0..nd).
 RK_HD uint64_t get_bits(const uint32_t* d, int nd, int lo, int count) {
-  uint64_t r = 0;
-  for (int i = 0; i < count; ++i) {
-    const int b = lo + i;
-    if (b >= 0 && (b >> 5) < nd && ((d[b >> 5] >> (b & 31)) & 1)) r |= uint64_t(1) << i;
-  }
-  return r;
+  const int w = lo >> 5, sh = lo & 31;
+  const uint64_t d0 = w < nd ? d[w] : 0, d1 = w + 1 < nd ? d[w + 1] : 0, d2 = w + 2 < nd ? d[w + 2] : 0;
+  uint64_t r = ((d1 << 32) | d0) >> sh;
+  if (sh) r |= d2 << (64 - sh);
+  return r & ((uint64_t(1) << count) - 1);
 }
 
 // Whether any bit below `pos` is set.
@@ -296,15 +297,18 @@ RK_HD_COLD uint64_t round_limbs(int64_t* l, int n, int base, const int64_t* spec
   int j = nd - 1;
   while (j >= 0 && d[j] == 0) --j;
   if (j < 0) return 0;  // exact zero: +0
-  int msb = 31;
-  while (!((d[j] >> msb) & 1)) --msb;
+#if defined(__CUDA_ARCH__)
+  const int msb = 31 - __clz(d[j]);
+#else
+  const int msb = 31 - __builtin_clz(d[j]);
+#endif
   const int P = 32 * j + msb;   // bit index of the leading one
   const int E = P + base;       // its exponent
   int lsb_exp = (E > fs.emin ? E : fs.emin) - fs.p + 1;
   const int r = lsb_exp - base;  // bits below the result's last place
   uint64_t q;
   if (r <= 0) {
-    q = get_bits(d, nd, 0, P + 1) << (-r);  // P + 1 <= p here: no rounding
+    q = get_bits(d, nd, 0, P + 1) << (-r);  // P + 1 <= p here: nothing to round
   } else {
     q = get_bits(d, nd, r, P - r + 1);
     const bool round_bit = get_bits(d, nd, r - 1, 1) != 0;

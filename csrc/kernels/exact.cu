@@ -72,10 +72,12 @@ __device__ __forceinline__ void load(const double* p, exact::Acc2& a) { a.hi = _
 template <class Red, int BLOCK>
 __device__ __forceinline__ Red block_merge(Red a, Format f, SmemSink& s, Red* scratch) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  // Only the receivers (lanes below `off`) merge: a merge can spill, and the tree's other lanes
+  // would spill values whose sum is not used (counted twice).
 #pragma unroll
   for (int off = 16; off > 0; off >>= 1) {
     const Red o = shfl_down(a, off);
-    if (lane + off < 32) a.merge(o, f, s);
+    if (lane < off) a.merge(o, f, s);
   }
   if (lane == 0) scratch[warp] = a;
   __syncthreads();
@@ -84,39 +86,67 @@ __device__ __forceinline__ Red block_merge(Red a, Format f, SmemSink& s, Red* sc
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) {
       const Red o = shfl_down(a, off);
-      if (lane + off < 32) a.merge(o, f, s);
+      if (lane < off) a.merge(o, f, s);
     }
   }
   __syncthreads();
   return a;
 }
 
+// The exact float32 sum of 8 values, if every addition of the pairwise tree is exact (each checked
+// on the float32 pipe): 16-bit values close in magnitude almost always are, and then the float64
+// accumulator takes one addition per 8 values. False (out unusable) otherwise, or for inf/NaN.
+__device__ __forceinline__ bool sum8_exact(const float (&f)[8], float& out) {
+  bool ok = true;
+  float p[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    p[k] = f[2 * k] + f[2 * k + 1];
+    ok &= (p[k] - f[2 * k] == f[2 * k + 1]) & (p[k] - f[2 * k + 1] == f[2 * k]);
+  }
+  const float q0 = p[0] + p[1], q1 = p[2] + p[3];
+  ok &= (q0 - p[0] == p[1]) & (q0 - p[1] == p[0]) & (q1 - p[2] == p[3]) & (q1 - p[3] == p[2]);
+  out = q0 + q1;
+  ok &= (out - q0 == q1) & (out - q1 == q0);
+  return ok;
+}
+
 // Adds the kVec values of one 16-byte vector.
 template <class In, class Acc>
-__device__ __forceinline__ void add_vec(Acc& acc, const uint4& v, Format f, SmemSink& s) {
+__device__ __forceinline__ void add_vec(Acc& acc, const uint4& v, Format fmt, SmemSink& s) {
   if constexpr (std::is_same_v<In, float>) {
-    acc.add(static_cast<double>(__uint_as_float(v.x)), f, s);
-    acc.add(static_cast<double>(__uint_as_float(v.y)), f, s);
-    acc.add(static_cast<double>(__uint_as_float(v.z)), f, s);
-    acc.add(static_cast<double>(__uint_as_float(v.w)), f, s);
-  } else if constexpr (std::is_same_v<In, __nv_bfloat16>) {
-    const unsigned w[4] = {v.x, v.y, v.z, v.w};
+    acc.add(static_cast<double>(__uint_as_float(v.x)), fmt, s);
+    acc.add(static_cast<double>(__uint_as_float(v.y)), fmt, s);
+    acc.add(static_cast<double>(__uint_as_float(v.z)), fmt, s);
+    acc.add(static_cast<double>(__uint_as_float(v.w)), fmt, s);
+  } else if constexpr (std::is_same_v<In, __nv_bfloat16> || std::is_same_v<In, __half>) {
+    float f[8];
+    if constexpr (std::is_same_v<In, __nv_bfloat16>) {
+      const unsigned w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {  // a bfloat16 is the top half of a float32
-      acc.add(static_cast<double>(__uint_as_float(w[k] << 16)), f, s);
-      acc.add(static_cast<double>(__uint_as_float(w[k] & 0xffff0000u)), f, s);
+      for (int k = 0; k < 4; ++k) {  // a bfloat16 is the top half of a float32
+        f[2 * k] = __uint_as_float(w[k] << 16);
+        f[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
+      }
+    } else {
+      const __half2* e = reinterpret_cast<const __half2*>(&v);
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const float2 p = __half22float2(e[k]);
+        f[2 * k] = p.x;
+        f[2 * k + 1] = p.y;
+      }
     }
-  } else if constexpr (std::is_same_v<In, __half>) {
-    const __half2* e = reinterpret_cast<const __half2*>(&v);
+    float sum;
+    if (sum8_exact(f, sum)) {
+      acc.add(static_cast<double>(sum), fmt, s, 8);
+    } else {
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const float2 p = __half22float2(e[k]);
-      acc.add(static_cast<double>(p.x), f, s);
-      acc.add(static_cast<double>(p.y), f, s);
+      for (int k = 0; k < 8; ++k) acc.add(static_cast<double>(f[k]), fmt, s);
     }
   } else {
-    acc.add(__longlong_as_double(static_cast<long long>((static_cast<uint64_t>(v.y) << 32) | v.x)), f, s);
-    acc.add(__longlong_as_double(static_cast<long long>((static_cast<uint64_t>(v.w) << 32) | v.z)), f, s);
+    acc.add(__longlong_as_double(static_cast<long long>((static_cast<uint64_t>(v.y) << 32) | v.x)), fmt, s);
+    acc.add(__longlong_as_double(static_cast<long long>((static_cast<uint64_t>(v.w) << 32) | v.z)), fmt, s);
   }
 }
 

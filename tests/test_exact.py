@@ -1,0 +1,252 @@
+"""method="exact": correctly rounded sums (csrc/engine/exact.h), on CPU and CUDA.
+
+The oracle is exact_ref: the exact rational sum (integer arithmetic) rounded once to the result
+dtype. Correct rounding implies the bitwise equalities tested here: CPU against CUDA, every
+compiled CUDA configuration and grid, any permutation, and any split into shards combined
+through exact_partial / exact_round. Planted faults exact_drop_carry, exact_truncate and
+exact_spill_low (benchmarks/results/h200/faults.md) must fail these tests.
+"""
+import math
+
+import pytest
+import torch
+
+import reducekit
+from exact_ref import FAMILIES, correctly_rounded, exact_sum, family_tensor, round_fraction, same_value
+from helpers import CUDA, FLOAT_DTYPES, generator, same_bits, seed_for
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
+SIZES = [1, 2, 3, 33, 1000, 4097, 70001]
+
+
+def data(family, n, dtype, *key):
+    return family_tensor(family, n, dtype, torch.Generator().manual_seed(seed_for("exact", family, n, str(dtype), *key)))
+
+
+def check(x, device, dtype=None, **kw):
+    """reducekit.sum(x, method='exact') on device equals the correctly rounded sum."""
+    r = reducekit.sum(x.to(device), method="exact", dtype=dtype, **kw)
+    want_dtype = dtype or x.dtype
+    assert r.dtype == want_dtype and r.dim() == 0 and r.device.type == device
+    want = correctly_rounded(x, want_dtype)
+    got = r.item()
+    assert same_value(got, want), f"got {got!r}, correctly rounded {want!r} (n={x.numel()}, {x.dtype})"
+    return r
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("family", FAMILIES)
+def test_correctly_rounded(device, dtype, family):
+    for n in SIZES:
+        check(data(family, n, dtype), device)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("family", ["normal", "mean1e4", "wide", "cancel"])
+def test_correctly_rounded_large(dtype, family):
+    """Many blocks and the last block's combine; 2^24 + 5 values for the common families."""
+    sizes = [2**20 + 3] + ([2**24 + 5] if family in ("normal", "mean1e4") else [])
+    for n in sizes:
+        x = data(family, n, dtype)
+        r = check(x, "cuda")
+        assert same_bits(r.cpu(), reducekit.sum(x, method="exact")), "CPU and CUDA differ"
+
+
+def test_fraction_reference_agrees_with_fsum():
+    """The integer reference against Python's exact Fraction sum and, for float64, math.fsum
+    (correctly rounded to float64 itself)."""
+    from fractions import Fraction
+
+    for family in FAMILIES:
+        x = data(family, 500, torch.float64, "ref")
+        fr = sum((Fraction(v) for v in x.tolist()), Fraction(0))
+        assert exact_sum(x) == fr, family
+        assert round_fraction(fr, torch.float64) == math.fsum(x.tolist()), family
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_rounding_edges(device):
+    def s(vals, in_dtype=torch.float32, **kw):
+        return reducekit.sum(torch.tensor(vals, dtype=torch.float64).to(in_dtype).to(device), method="exact", **kw).item()
+
+    assert s([1e30, 1.0, -1e30]) == 1.0
+    assert s([2.0**100, 1.0, -2.0**100, 2.0**-100]) == 1.0 + 0.0  # 1 + 2^-100 rounds to 1
+    assert s([1.0, 2.0**-24]) == 1.0                                 # a tie: to even
+    assert s([1.0, 2.0**-24, 2.0**-80]) == 1.0 + 2.0**-23            # just above the tie: up
+    assert s([1.0 + 2.0**-23, 2.0**-24]) == 1.0 + 2.0**-22           # a tie from odd: up to even
+    assert s([-1.0, -(2.0**-24), -(2.0**-80)]) == -(1.0 + 2.0**-23)
+    assert s([3.4e38, 3.4e38]) == math.inf and s([-3.4e38, -3.4e38]) == -math.inf
+    assert s([3.4e38, 3.4e38], dtype=torch.float64) == 2 * float(torch.tensor(3.4e38, dtype=torch.float32))
+    assert s([65504.0, 15.0], torch.float16) == 65504.0 and s([65504.0, 16.0], torch.float16) == math.inf
+    assert s([2.0**-149] * 3) == 3 * 2.0**-149                         # subnormals add exactly
+    assert s([2.0**-24] * 3, torch.float16) == 3 * 2.0**-24             # float16 subnormals too
+    assert s([2048.0, 1.0], torch.float16) == 2048.0 and s([2050.0, 1.0], torch.float16) == 2052.0  # ties to even
+    z = s([-0.0, -0.0])
+    assert z == 0.0 and math.copysign(1.0, z) == 1.0
+    assert math.isnan(s([math.inf, -math.inf, 1.0])) and math.isnan(s([1.0, math.nan]))
+    assert s([math.inf, 1e38, 1e38]) == math.inf and s([-math.inf, 5.0]) == -math.inf
+    for dt in FLOAT_DTYPES:
+        assert reducekit.sum(torch.empty(0, dtype=dt, device=device), method="exact").item() == 0.0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_permutation_and_shards(device, dtype):
+    """Any order and any split into shards (2, 3, 7, uneven, and single elements) give the same
+    bits, through exact_partial / exact_round; partials of CPU and CUDA shards mix."""
+    for family in ("wide", "cancel", "normal"):
+        x = data(family, 30011, dtype, "shards").to(device)
+        whole = reducekit.sum(x, method="exact")
+        g = generator(device, "exact-perm", family, str(dtype))
+        assert same_bits(reducekit.sum(x[torch.randperm(x.numel(), device=device, generator=g)], method="exact"), whole)
+        for k in (2, 3, 7):
+            cuts = sorted(torch.randint(0, x.numel(), (k - 1,), generator=torch.Generator().manual_seed(k)).tolist())
+            parts = torch.tensor_split(x, cuts)
+            words = torch.stack([reducekit.exact_partial(p) for p in parts]).sum(0)
+            assert same_bits(reducekit.exact_round(words, dtype), whole), (family, k)
+        singles = reducekit.exact_partial(x[:50].reshape(50, 1), dim=1).sum(0)
+        assert same_bits(reducekit.exact_round(singles, dtype), reducekit.sum(x[:50], method="exact"))
+        if device == "cuda":
+            mixed = reducekit.exact_partial(x[:1000].cpu()) + reducekit.exact_partial(x[1000:]).cpu()
+            assert same_bits(reducekit.exact_round(mixed, dtype), whole.cpu())
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_every_config_and_grid(dtype):
+    """Every compiled (block, unroll) and forced blocks-per-row, down to one block: same bits."""
+    for family in ("wide", "normal", "cancel"):
+        x = data(family, 2**20 + 7, dtype, "configs").cuda()
+        want = reducekit.sum(x, method="exact")
+        try:
+            for block, unroll in reducekit._C._exact_configs():
+                for bpr in (0, 1, 2, 7, 333, 2000):
+                    reducekit._C._exact_config(block, unroll, bpr)
+                    got = reducekit.sum(x, method="exact")
+                    assert same_bits(got, want), (family, block, unroll, bpr, got.item(), want.item())
+        finally:
+            reducekit._C._exact_config(0, 0, 0)
+        assert same_value(want.item(), correctly_rounded(x))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_dims(device, dtype):
+    """Over dims (rows after moving the reduced dims last): each output slice correctly rounded,
+    torch.sum's shapes and keepdim; views and permutations read correctly."""
+    x = data("wide", 6 * 5 * 37, dtype, "dims").reshape(6, 5, 37).to(device)
+    for dim, keepdim in [(0, False), (1, True), (-1, False), ((0, 2), False), ((2, 0), True), ((0, 1, 2), False), ((), False)]:
+        r = reducekit.sum(x, dim=dim, keepdim=keepdim, method="exact")
+        t = torch.sum(x.double(), dim=dim, keepdim=keepdim)
+        assert r.shape == t.shape and r.dtype == dtype and r.is_contiguous()
+        dims = [d % 3 for d in ((dim,) if isinstance(dim, int) else dim)] or [0, 1, 2]
+        kept = [d for d in range(3) if d not in dims]
+        xp = x.permute(kept + dims).reshape(-1, math.prod(x.shape[d] for d in dims)).cpu()
+        flat = r.reshape(-1).cpu()
+        for i in range(xp.shape[0]):
+            assert same_value(flat[i].item(), correctly_rounded(xp[i])), (dim, i)
+    xt = x.transpose(0, 2)[:, 1:]
+    r = reducekit.sum(xt, dim=1, method="exact")
+    for i in range(xt.shape[0]):
+        for j in range(xt.shape[2]):
+            assert same_value(r[i, j].item(), correctly_rounded(xt[i, :, j].cpu()))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_dtype_and_complex(device):
+    """dtype= widening rounds the exact sum once into the wider type; complex sums are two real
+    exact sums; integers are summed exactly as by auto."""
+    for dt in (torch.float16, torch.bfloat16):
+        x = data("normal", 4097, dt, "widen")
+        r = reducekit.sum(x.to(device), method="exact", dtype=torch.float32)
+        assert r.dtype == torch.float32 and same_value(r.item(), correctly_rounded(x, torch.float32))
+    x = data("wide", 2 * 1001, torch.float64, "complex").reshape(1001, 2)
+    c = torch.view_as_complex(x.contiguous()).to(device)
+    r = reducekit.sum(c, method="exact")
+    assert r.dtype == torch.complex128
+    assert same_value(r.real.item(), correctly_rounded(x[:, 0])) and same_value(r.imag.item(), correctly_rounded(x[:, 1]))
+    i = torch.randint(-2**40, 2**40, (5000,), generator=generator("cpu", "exact-int")).to(device)
+    assert reducekit.sum(i, method="exact").item() == int(i.sum().item())
+    assert reducekit.sum(i.int(), dim=0, method="exact").dtype == torch.int64
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_partial_format(device):
+    """exact_partial: torch.sum's shape plus EXACT_WORDS int64; normalized limbs (each but the top
+    in [0, 2^32)); the NaN/+inf/-inf counts; errors name the argument and the fix."""
+    W = reducekit.EXACT_WORDS
+    x = data("wide", 4 * 9, torch.float32, "partial").reshape(4, 9).to(device)
+    p = reducekit.exact_partial(x, dim=1, keepdim=True)
+    assert p.shape == (4, 1, W) and p.dtype == torch.int64
+    limbs = p[..., : W - 4]
+    assert bool(((limbs >= 0) & (limbs < 2**32)).all())
+    assert reducekit.exact_partial(x).shape == (W,)
+    sp = reducekit.exact_partial(torch.tensor([math.nan, math.inf, math.inf, -math.inf, 1.0], device=device))
+    assert sp[-3:].tolist() == [1, 2, 1]
+    assert torch.equal(reducekit.exact_partial(torch.empty(0, 3, device=device), dim=0), torch.zeros(3, W, dtype=torch.int64, device=device))
+    with pytest.raises(TypeError, match="exact_partial.*int32.*float16, bfloat16, float32 or float64"):
+        reducekit.exact_partial(torch.ones(3, dtype=torch.int32, device=device))
+    with pytest.raises(ValueError, match=f"last dim of {W}.*got shape"):
+        reducekit.exact_round(torch.zeros(3, 5, dtype=torch.int64, device=device), torch.float32)
+    with pytest.raises(TypeError, match="int64"):
+        reducekit.exact_round(torch.zeros(W, device=device), torch.float32)
+    with pytest.raises(TypeError, match="dtype=.*round to float16"):
+        reducekit.exact_round(torch.zeros(W, dtype=torch.int64, device=device), torch.int32)
+    assert reducekit.exact_round(torch.zeros(2, 0, W, dtype=torch.int64, device=device), torch.float64).shape == (2, 0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_machinery(device):
+    """Autograd, torch.compile(fullgraph=True), opcheck, deterministic mode, the input untouched."""
+    x = data("normal", 64, torch.float64, "grad").reshape(8, 8).to(device).requires_grad_()
+    torch.autograd.gradcheck(lambda t: reducekit.sum(t, dim=1, method="exact"), (x,))
+    y = data("wide", 1000, torch.float32, "compile").to(device)
+    pristine = y.clone()
+    f = torch.compile(lambda t: (reducekit.sum(t, method="exact"), reducekit.exact_round(reducekit.exact_partial(t), t.dtype)),
+                      fullgraph=True)
+    a, b = f(y)
+    assert same_bits(a, reducekit.sum(y, method="exact")) and same_bits(a, b)
+    torch.library.opcheck(torch.ops.reducekit.sum.default, (y,), {"method": "exact"})
+    torch.library.opcheck(torch.ops.reducekit.exact_partial.default, (y.reshape(10, 100), [1], False))
+    torch.library.opcheck(torch.ops.reducekit.exact_round.default, (reducekit.exact_partial(y.reshape(10, 100), 1), torch.float32))
+    old = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            reducekit.sum(y, method="exact")  # deterministic: neither raises nor warns
+    finally:
+        torch.use_deterministic_algorithms(old)
+    assert same_bits(y, pristine)
+
+
+def test_registry_records_exact():
+    m = reducekit.method("exact")
+    assert m.devices == ("cpu", "cuda") and m.deterministic == "yes"
+    assert "correctly rounded" in m.idea
+
+
+@pytest.mark.skipif(not CUDA, reason="needs CUDA")
+@pytest.mark.cuda
+def test_graph_capture_and_streams():
+    """Inside a CUDA graph (the per-stream counter of the one-launch finish) and on side streams."""
+    x = data("wide", 2**20 + 1, torch.float32, "graph").cuda()
+    want = reducekit.sum(x, method="exact")
+    g = torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        reducekit.sum(x, method="exact")
+        with torch.cuda.graph(g):
+            out = reducekit.sum(x, method="exact")
+    for _ in range(3):
+        g.replay()
+        torch.cuda.synchronize()
+        assert same_bits(out, want)
+    with torch.cuda.stream(s):
+        r = reducekit.sum(x, method="exact")
+    torch.cuda.synchronize()
+    assert same_bits(r, want)

@@ -5,11 +5,12 @@
 // input values, ties to even. So it is the same on every device, grid, order and split.
 //
 // How (ExSUM's shape, Collange et al. 2015, with xsum's integer accumulator, Neal 2015):
-//  - Fast path. Each thread keeps its running sum in float64 and only ever commits an EXACT
-//    addition. t = a + v is exact iff t - a == v and t - v == a (if it is not, then for the
-//    larger operand, say a, t - a is computed exactly (Fast2Sum) and differs from v). float32
-//    and bfloat16 values sit on the grid 2^-149 and a float64 holds 53 bits, so a thread's sum of
-//    ordinary data stays exact for a long time: the check costs three adds and two compares.
+//  - Fast path. Each thread keeps its running sum in float64 and checks that each addition is
+//    EXACT: t = a + v is exact iff t - a == v and t - v == a (if it is not, then for the larger
+//    operand, say a, t - a is computed exactly (Fast2Sum) and differs from v). float32 and
+//    bfloat16 values sit on the grid 2^-149 and a float64 holds 53 bits, so additions of ordinary
+//    data are almost always exact: the check costs three adds and two compares. A rare inexact
+//    one keeps its exact error (TwoSum) in a second float64.
 //    float64 input keeps two float64 (hi + lo, TwoSum into hi, the rounding error added exactly
 //    into lo). float16 values are multiples of 2^-24 below 2^16, so 2^13 of them always sum
 //    exactly in a float64: no check at all, a flush every 2^13 values.
@@ -147,17 +148,39 @@ RK_HD_COLD void spill_or_special(double v, Format f, Sink& sink) {
 // Per-thread accumulators. `add` takes one input value (already a double), `merge` another
 // accumulator of the same kind, `drain` spills what is left into the sink.
 //
-// float32, bfloat16: one float64, every addition checked.
+// float32, bfloat16: a float64 sum s, every addition checked. An addition that would round is
+// made anyway (TwoSum: s takes the rounded sum, its exact error e goes to lo, checked too): so s
+// never keeps bits finer than its own last place, and later additions of ordinary values stay
+// exact. Only an error that lo cannot take exactly is spilled.
 struct Acc1 {
-  double s = 0;
+  double s = 0, lo = 0;
   template <class Sink>
   RK_HD void add(double v, Format f, Sink& sink, int = 1) {
-    if (!try_add(s, v)) spill_or_special(v, f, sink);
+    if (!try_add(s, v)) slow(v, f, sink);
   }
   template <class Sink>
-  RK_HD void merge(const Acc1& o, Format f, Sink& sink) { add(o.s, f, sink); }
+  RK_HD_COLD void slow(double v, Format f, Sink& sink) {
+    const double t = s + v;
+    if (t - t != 0) {  // v is inf or NaN, or the sum overflows: keep v out of s
+      spill_or_special(v, f, sink);
+      return;
+    }
+    const double bb = t - s;
+    const double e = (s - (t - bb)) + (v - bb);  // exact: s + v = t + e, e on f's grid
+    s = t;
+    if (!try_add(lo, e)) spill(e, f, sink);
+  }
   template <class Sink>
-  RK_HD void drain(Format f, Sink& sink) { spill(s, f, sink); s = 0; }
+  RK_HD void merge(const Acc1& o, Format f, Sink& sink) {
+    add(o.s, f, sink);
+    if (!try_add(lo, o.lo)) spill(o.lo, f, sink);
+  }
+  template <class Sink>
+  RK_HD void drain(Format f, Sink& sink) {
+    spill(s, f, sink);
+    spill(lo, f, sink);
+    s = lo = 0;
+  }
 };
 
 // float16: values on the grid 2^-24 below 2^16, so kFlush of them sum exactly in `run` (|run| <

@@ -7,9 +7,10 @@
 // ordinary data never leaves the fast path (engine/exact.h):
 //  - single_pass's shape: 16-byte loads, UNROLL in flight, one wave of blocks, grid-stride,
 //    the last block to arrive finishes (a per-stream counter for whole tensors, so one launch);
-//  - per thread, float64 sums that only ever take exact additions (checked: three adds, two
-//    compares); an addition that would round spills the value into the block's superaccumulator
-//    (int64 limbs in shared memory, three atomics);
+//  - per thread, float64 sums whose additions are checked exact (three adds, two compares); a
+//    rare inexact one keeps its exact error in a second float64, and what that cannot take
+//    exactly is spilled into the block's superaccumulator (int64 limbs in shared memory, three
+//    atomics);
 //  - threads, warps and blocks combine with the same exact additions; a block posts its float64
 //    sum, and its limbs only if it spilled, so the last block usually reads one or two doubles per
 //    block; then one normalize and one correct rounding.
@@ -55,6 +56,7 @@ __device__ __forceinline__ exact::Acc2 reduced(exact::Acc2& a, Format, SmemSink&
 __device__ __forceinline__ exact::Acc1 shfl_down(const exact::Acc1& a, int off) {
   exact::Acc1 r;
   r.s = __shfl_down_sync(0xffffffffu, a.s, off);
+  r.lo = __shfl_down_sync(0xffffffffu, a.lo, off);
   return r;
 }
 __device__ __forceinline__ exact::Acc2 shfl_down(const exact::Acc2& a, int off) {
@@ -63,9 +65,9 @@ __device__ __forceinline__ exact::Acc2 shfl_down(const exact::Acc2& a, int off) 
   r.lo = __shfl_down_sync(0xffffffffu, a.lo, off);
   return r;
 }
-__device__ __forceinline__ void store(double* p, const exact::Acc1& a) { p[0] = a.s; p[1] = 0; }
+__device__ __forceinline__ void store(double* p, const exact::Acc1& a) { p[0] = a.s; p[1] = a.lo; }
 __device__ __forceinline__ void store(double* p, const exact::Acc2& a) { p[0] = a.hi; p[1] = a.lo; }
-__device__ __forceinline__ void load(const double* p, exact::Acc1& a) { a.s = __ldcg(p); }
+__device__ __forceinline__ void load(const double* p, exact::Acc1& a) { a.s = __ldcg(p); a.lo = __ldcg(p + 1); }
 __device__ __forceinline__ void load(const double* p, exact::Acc2& a) { a.hi = __ldcg(p); a.lo = __ldcg(p + 1); }
 
 // Exact merge of `a` over the block (BLOCK a multiple of 32); valid in thread 0. Spills go to s.

@@ -159,7 +159,7 @@ struct Acc1 {
     if (!try_add(s, v)) slow(v, f, sink);
   }
   template <class Sink>
-  RK_HD_COLD void slow(double v, Format f, Sink& sink) {
+  RK_HD void slow(double v, Format f, Sink& sink) {
     const double t = s + v;
     if (t - t != 0) {  // v is inf or NaN, or the sum overflows: keep v out of s
       spill_or_special(v, f, sink);
@@ -299,6 +299,17 @@ RK_HD_COLD uint64_t round_limbs(int64_t* l, int n, int base, const int64_t* spec
   if (specials[0] > 0 || (specials[1] > 0 && specials[2] > 0)) return exp_all | (uint64_t(1) << (fs.p - 2));
   if (specials[1] > 0) return exp_all;
   if (specials[2] > 0) return sign_bit | exp_all;
+  // Only limbs k0..k1 (the lowest and highest nonzero) and one above, which takes the carries,
+  // matter: round the sub-array l[k0 .. k1 + 1] with its own base (all limbs above are zero).
+  int k0 = 0, k1 = n - 1;
+  while (k0 < n && l[k0] == 0) ++k0;
+  if (k0 == n) return 0;  // exact zero: +0
+  while (l[k1] == 0) --k1;
+  if (k1 + 1 < n) {
+    l += k0;
+    base += 32 * k0;
+    n = k1 - k0 + 2;
+  }
   normalize(l, n);
   const bool neg = l[n - 1] < 0;
   // Magnitude as 32-bit digits: n - 1 normalized limbs and the top limb's two halves.

@@ -37,7 +37,7 @@ double to_double(In v) {
 // Accumulator and fixed-point format per input type (engine/exact.h).
 template <class In> struct ExactTraits;
 template <> struct ExactTraits<c10::Half> { using Acc = exact::AccHalf; static constexpr Format kFmt = exact::kHalfFmt; };
-template <> struct ExactTraits<c10::BFloat16> { using Acc = exact::Acc1; static constexpr Format kFmt = exact::kSingleFmt; };
+template <> struct ExactTraits<c10::BFloat16> { using Acc = exact::AccSpill; static constexpr Format kFmt = exact::kSingleFmt; };
 template <> struct ExactTraits<float> { using Acc = exact::Acc1; static constexpr Format kFmt = exact::kSingleFmt; };
 template <> struct ExactTraits<double> { using Acc = exact::Acc2; static constexpr Format kFmt = exact::kDoubleFmt; };
 

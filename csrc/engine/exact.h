@@ -148,7 +148,25 @@ RK_HD_COLD void spill_or_special(double v, Format f, Sink& sink) {
 // Per-thread accumulators. `add` takes one input value (already a double), `merge` another
 // accumulator of the same kind, `drain` spills what is left into the sink.
 //
-// float32, bfloat16: a float64 sum s, every addition checked. An addition that would round is
+// bfloat16 (and float16's flushed runs): a float64 sum s, every addition checked; an addition
+// that would round spills the value. Sixteen-bit values arrive as exact float32 sums of 8 (the
+// kernel's pre-sum), so inexact additions are rare and the accumulator stays small.
+struct AccSpill {
+  double s = 0;
+  template <class Sink>
+  RK_HD void add(double v, Format f, Sink& sink, int = 1) {
+    if (!try_add(s, v)) spill_or_special(v, f, sink);
+  }
+  template <class Sink>
+  RK_HD void merge(const AccSpill& o, Format f, Sink& sink) { add(o.s, f, sink); }
+  template <class Sink>
+  RK_HD void drain(Format f, Sink& sink) {
+    spill(s, f, sink);
+    s = 0;
+  }
+};
+
+// float32: a float64 sum s, every addition checked. An addition that would round is
 // made anyway (TwoSum: s takes the rounded sum, its exact error e goes to lo, checked too): so s
 // never keeps bits finer than its own last place, and later additions of ordinary values stay
 // exact. Only an error that lo cannot take exactly is spilled.
@@ -190,7 +208,7 @@ struct AccHalf {
   static constexpr int kFlush = 1 << 13;
   double run = 0;
   int count = 0;
-  Acc1 s;
+  AccSpill s;
   template <class Sink>
   RK_HD void flush(Format f, Sink& sink) {
     if (run - run != 0) {  // inf or NaN reached the run

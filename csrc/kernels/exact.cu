@@ -25,8 +25,8 @@ namespace {
 using exact::Format;
 
 template <class In> struct ExactTraits;
-template <> struct ExactTraits<__half> { using Acc = exact::AccHalf; using Red = exact::Acc1; static constexpr Format kFmt = exact::kHalfFmt; };
-template <> struct ExactTraits<__nv_bfloat16> { using Acc = exact::Acc1; using Red = exact::Acc1; static constexpr Format kFmt = exact::kSingleFmt; };
+template <> struct ExactTraits<__half> { using Acc = exact::AccHalf; using Red = exact::AccSpill; static constexpr Format kFmt = exact::kHalfFmt; };
+template <> struct ExactTraits<__nv_bfloat16> { using Acc = exact::AccSpill; using Red = exact::AccSpill; static constexpr Format kFmt = exact::kSingleFmt; };
 template <> struct ExactTraits<float> { using Acc = exact::Acc1; using Red = exact::Acc1; static constexpr Format kFmt = exact::kSingleFmt; };
 template <> struct ExactTraits<double> { using Acc = exact::Acc2; using Red = exact::Acc2; static constexpr Format kFmt = exact::kDoubleFmt; };
 
@@ -45,11 +45,12 @@ struct SmemSink {
   }
 };
 
-// The accumulator that threads, warps and blocks combine (float16's run flushed into its Acc1).
-__device__ __forceinline__ exact::Acc1 reduced(exact::AccHalf& a, Format f, SmemSink& s) {
+// The accumulator that threads, warps and blocks combine (float16's run flushed into its sum).
+__device__ __forceinline__ exact::AccSpill reduced(exact::AccHalf& a, Format f, SmemSink& s) {
   a.flush(f, s);
   return a.s;
 }
+__device__ __forceinline__ exact::AccSpill reduced(exact::AccSpill& a, Format, SmemSink&) { return a; }
 __device__ __forceinline__ exact::Acc1 reduced(exact::Acc1& a, Format, SmemSink&) { return a; }
 __device__ __forceinline__ exact::Acc2 reduced(exact::Acc2& a, Format, SmemSink&) { return a; }
 
@@ -59,6 +60,11 @@ __device__ __forceinline__ exact::Acc1 shfl_down(const exact::Acc1& a, int off) 
   r.lo = __shfl_down_sync(0xffffffffu, a.lo, off);
   return r;
 }
+__device__ __forceinline__ exact::AccSpill shfl_down(const exact::AccSpill& a, int off) {
+  exact::AccSpill r;
+  r.s = __shfl_down_sync(0xffffffffu, a.s, off);
+  return r;
+}
 __device__ __forceinline__ exact::Acc2 shfl_down(const exact::Acc2& a, int off) {
   exact::Acc2 r;
   r.hi = __shfl_down_sync(0xffffffffu, a.hi, off);
@@ -66,6 +72,8 @@ __device__ __forceinline__ exact::Acc2 shfl_down(const exact::Acc2& a, int off) 
   return r;
 }
 __device__ __forceinline__ void store(double* p, const exact::Acc1& a) { p[0] = a.s; p[1] = a.lo; }
+__device__ __forceinline__ void store(double* p, const exact::AccSpill& a) { p[0] = a.s; p[1] = 0; }
+__device__ __forceinline__ void load(const double* p, exact::AccSpill& a) { a.s = __ldcg(p); }
 __device__ __forceinline__ void store(double* p, const exact::Acc2& a) { p[0] = a.hi; p[1] = a.lo; }
 __device__ __forceinline__ void load(const double* p, exact::Acc1& a) { a.s = __ldcg(p); a.lo = __ldcg(p + 1); }
 __device__ __forceinline__ void load(const double* p, exact::Acc2& a) { a.hi = __ldcg(p); a.lo = __ldcg(p + 1); }
@@ -113,139 +121,42 @@ __device__ __forceinline__ bool sum8_exact(const float (&f)[8], float& out) {
   return ok;
 }
 
-// 16-bit vectors as 8 float32 values (exact conversions).
-template <class In>
-__device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
-  if constexpr (std::is_same_v<In, __nv_bfloat16>) {
-    const unsigned w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {  // a bfloat16 is the top half of a float32
-      f[2 * k] = __uint_as_float(w[k] << 16);
-      f[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
-    }
-  } else {
-    const __half2* e = reinterpret_cast<const __half2*>(&v);
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const float2 p = __half22float2(e[k]);
-      f[2 * k] = p.x;
-      f[2 * k + 1] = p.y;
-    }
-  }
-}
-
-__device__ __forceinline__ double lo_double(const uint4& v) {
-  return __longlong_as_double(static_cast<long long>((static_cast<uint64_t>(v.y) << 32) | v.x));
-}
-__device__ __forceinline__ double hi_double(const uint4& v) {
-  return __longlong_as_double(static_cast<long long>((static_cast<uint64_t>(v.w) << 32) | v.z));
-}
-
-// The hot loop's addition of one 16-byte vector: branch-free and call-free. Every addition is
-// computed and checked on a copy of the accumulator, which is committed only if all were exact;
-// else the vector is left to add_vec_slow (exact additions may come in any order).
-template <class In>
-__device__ __forceinline__ bool add_vec_fast(exact::Acc1& acc, const uint4& v) {
-  bool ok = true;
-  double s = acc.s;
-  auto step = [&](double x) {
-    const double t = s + x;
-    ok &= (t - s == x) & (t - x == s);
-    s = t;
-  };
-  if constexpr (std::is_same_v<In, float>) {
-    step(__uint_as_float(v.x));
-    step(__uint_as_float(v.y));
-    step(__uint_as_float(v.z));
-    step(__uint_as_float(v.w));
-  } else {  // bfloat16: one float64 addition per exact float32 sum of 8
-    float f[8], sum;
-    unpack8<In>(v, f);
-    ok = sum8_exact(f, sum);
-    step(sum);
-  }
-  if (ok) acc.s = s;
-  return ok;
-}
-
-__device__ __forceinline__ bool add_vec_fast_half(exact::AccHalf& acc, const uint4& v) {
-  float f[8], sum;
-  unpack8<__half>(v, f);
-  if (!sum8_exact(f, sum)) return false;
-  acc.run += sum;  // exact: |run| < 2^29 while count <= kFlush (see AccHalf)
-  acc.count += 8;
-  return true;
-}
-
-__device__ __forceinline__ bool add_vec_fast2(exact::Acc2& acc, const uint4& v) {
-  bool ok = true;
-  double hi = acc.hi, lo = acc.lo;
-  auto step = [&](double x) {
-    const double t = hi + x;
-    const double bb = t - hi;
-    const double e = (hi - (t - bb)) + (x - bb);
-    const double l = lo + e;
-    ok &= (l - lo == e) & (l - e == lo);  // false also when t overflowed or x is not finite (e NaN)
-    hi = t;
-    lo = l;
-  };
-  step(lo_double(v));
-  step(hi_double(v));
-  if (ok) {
-    acc.hi = hi;
-    acc.lo = lo;
-  }
-  return ok;
-}
-
+// Adds the kVec values of one 16-byte vector.
 template <class In, class Acc>
-__device__ __forceinline__ bool add_fast(Acc& acc, const uint4& v) {
-  if constexpr (std::is_same_v<Acc, exact::AccHalf>) {
-    return add_vec_fast_half(acc, v);
-  } else if constexpr (std::is_same_v<Acc, exact::Acc2>) {
-    return add_vec_fast2(acc, v);
-  } else {
-    return add_vec_fast<In>(acc, v);
-  }
-}
-
-// A vector the fast path left: its values one by one, through the accumulator's slow paths.
-template <class In, class Acc>
-__device__ __forceinline__ void add_vec_slow(Acc& acc, const uint4& v, Format fmt, SmemSink& s) {
+__device__ __forceinline__ void add_vec(Acc& acc, const uint4& v, Format fmt, SmemSink& s) {
   if constexpr (std::is_same_v<In, float>) {
     acc.add(static_cast<double>(__uint_as_float(v.x)), fmt, s);
     acc.add(static_cast<double>(__uint_as_float(v.y)), fmt, s);
     acc.add(static_cast<double>(__uint_as_float(v.z)), fmt, s);
     acc.add(static_cast<double>(__uint_as_float(v.w)), fmt, s);
-  } else if constexpr (std::is_same_v<In, double>) {
-    acc.add(lo_double(v), fmt, s);
-    acc.add(hi_double(v), fmt, s);
-  } else {
+  } else if constexpr (std::is_same_v<In, __nv_bfloat16> || std::is_same_v<In, __half>) {
     float f[8];
-    unpack8<In>(v, f);
+    if constexpr (std::is_same_v<In, __nv_bfloat16>) {
+      const unsigned w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-    for (int k = 0; k < 8; ++k) acc.add(static_cast<double>(f[k]), fmt, s);
-  }
-}
-
-// After an iteration of UNROLL vectors: the vectors the fast path left (bit u of `failed`), and
-// float16's periodic flush. Out of line (rare), and called once the iteration's values are in
-// registers, so the hot loop itself has no call.
-template <class In, class Acc, int UNROLL>
-__device__ __noinline__ void finish_iteration(Acc& acc, const uint4 (&r)[UNROLL], unsigned failed, Format fmt, SmemSink& s) {
-  for (int u = 0; u < UNROLL; ++u)
-    if (failed & (1u << u)) add_vec_slow<In>(acc, r[u], fmt, s);
-  if constexpr (std::is_same_v<Acc, exact::AccHalf>) {
-    if (acc.count > exact::AccHalf::kFlush - 8 * (UNROLL + 1)) acc.flush(fmt, s);
-  }
-}
-
-template <class Acc, int UNROLL>
-__device__ __forceinline__ bool needs_finish(const Acc& acc, unsigned failed) {
-  if constexpr (std::is_same_v<Acc, exact::AccHalf>) {
-    return failed != 0 || acc.count > exact::AccHalf::kFlush - 8 * (UNROLL + 1);
+      for (int k = 0; k < 4; ++k) {  // a bfloat16 is the top half of a float32
+        f[2 * k] = __uint_as_float(w[k] << 16);
+        f[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
+      }
+    } else {
+      const __half2* e = reinterpret_cast<const __half2*>(&v);
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const float2 p = __half22float2(e[k]);
+        f[2 * k] = p.x;
+        f[2 * k + 1] = p.y;
+      }
+    }
+    float sum;
+    if (sum8_exact(f, sum)) {
+      acc.add(static_cast<double>(sum), fmt, s, 8);
+    } else {
+#pragma unroll
+      for (int k = 0; k < 8; ++k) acc.add(static_cast<double>(f[k]), fmt, s);
+    }
   } else {
-    return failed != 0;
+    acc.add(__longlong_as_double(static_cast<long long>((static_cast<uint64_t>(v.y) << 32) | v.x)), fmt, s);
+    acc.add(__longlong_as_double(static_cast<long long>((static_cast<uint64_t>(v.w) << 32) | v.z)), fmt, s);
   }
 }
 
@@ -300,20 +211,20 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) exact_kernel(const In* __
     uint4 r[UNROLL];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) r[u] = __ldg(body + i + u * BLOCK);
-    unsigned failed = 0;
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) failed |= add_fast<In>(acc, r[u]) ? 0u : (1u << u);
-    if (needs_finish<typename T::Acc, UNROLL>(acc, failed)) finish_iteration<In>(acc, r, failed, f, sink);
+    for (int u = 0; u < UNROLL; ++u) add_vec<In>(acc, r[u], f, sink);
   }
   for (int64_t i = full_end + part * kStep + tid; i < sp.nvec; i += sweep) {
     uint4 r[UNROLL];
+    bool ok[UNROLL];
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u)  // past the end: zeros, which add nothing
-      r[u] = i + u * BLOCK < sp.nvec ? __ldg(body + i + u * BLOCK) : make_uint4(0, 0, 0, 0);
-    unsigned failed = 0;
+    for (int u = 0; u < UNROLL; ++u) {
+      ok[u] = i + u * BLOCK < sp.nvec;
+      if (ok[u]) r[u] = __ldg(body + i + u * BLOCK);
+    }
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) failed |= add_fast<In>(acc, r[u]) ? 0u : (1u << u);
-    if (needs_finish<typename T::Acc, UNROLL>(acc, failed)) finish_iteration<In>(acc, r, failed, f, sink);
+    for (int u = 0; u < UNROLL; ++u)
+      if (ok[u]) add_vec<In>(acc, r[u], f, sink);
   }
   const int64_t gtid = static_cast<int64_t>(part) * BLOCK + tid;
   if (gtid < sp.head) acc.add(scalar(xr + gtid), f, sink);

@@ -73,9 +73,11 @@ sanitize_suite() {
 }
 if has sanitize; then
   log "compute-sanitizer: every method and dtype at sizes 33 and 1025, the multi-block methods at 65537"
-  sanitize_suite methods test_cuda.py "test_matrix and (33 or 1025 or (65537 and (auto or single_pass or two_pass or vectorized or cub_device)))"
+  sanitize_suite methods test_cuda.py "test_matrix and (33 or 1025 or (65537 and (auto or single_pass or two_pass or vectorized or cub_device or exact)))"
   log "compute-sanitizer: the dims engine (rows, columns, split rows and columns, two-step plans)"
   sanitize_suite dims test_dims.py "cuda and (rows_accuracy or columns_accuracy or general_dims_accuracy or rows_equal_columns) and not 131077 and not 65539"
+  log "compute-sanitizer: method=exact (rows, shard words, rounding edges, spills of wide data)"
+  sanitize_suite exact test_exact.py "cuda and (test_dims or partial_format or rounding_edges or (correctly_rounded and not large))"
 fi
 if has faults; then
   log "planted faults (benchmarks/faults.py)"

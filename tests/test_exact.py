@@ -78,6 +78,9 @@ def test_rounding_edges(device):
     assert s([1.0 + 2.0**-23, 2.0**-24]) == 1.0 + 2.0**-22           # a tie from odd: up to even
     assert s([-1.0, -(2.0**-24), -(2.0**-80)]) == -(1.0 + 2.0**-23)
     assert s([3.4e38, 3.4e38]) == math.inf and s([-3.4e38, -3.4e38]) == -math.inf
+    fmax = float(torch.finfo(torch.float32).max)  # the overflow threshold is fmax + 2^103, a tie that goes to inf
+    assert s([fmax, 2.0**103]) == math.inf and s([fmax, 2.0**103, 2.0**-60]) == math.inf
+    assert s([fmax, 2.0**103, -(2.0**-60)]) == fmax and s([-fmax, -(2.0**103), 2.0**-60]) == -fmax
     assert s([3.4e38, 3.4e38], dtype=torch.float64) == 2 * float(torch.tensor(3.4e38, dtype=torch.float32))
     assert s([65504.0, 15.0], torch.float16) == 65504.0 and s([65504.0, 16.0], torch.float16) == math.inf
     assert s([2.0**-149] * 3) == 3 * 2.0**-149                         # subnormals add exactly

@@ -169,6 +169,43 @@ __device__ __forceinline__ double scalar(const In* p) {
 template <>
 __device__ __forceinline__ double scalar<double>(const double* p) { return *p; }
 
+// The exact sum held by an accumulator as an unevaluated pair t + e with t = RN64(t + e).
+__device__ __forceinline__ void as_pair(const exact::AccSpill& a, double& t, double& e) { t = a.s; e = 0; }
+__device__ __forceinline__ void two_sum(double x, double y, double& t, double& e) {
+  t = x + y;
+  const double bb = t - x;
+  e = (x - (t - bb)) + (y - bb);
+}
+__device__ __forceinline__ void as_pair(const exact::Acc1& a, double& t, double& e) { two_sum(a.s, a.lo, t, e); }
+__device__ __forceinline__ void as_pair(const exact::Acc2& a, double& t, double& e) { two_sum(a.hi, a.lo, t, e); }
+
+// Writes the correctly rounded t + e (t = RN64(t + e), so |e| <= half an ulp of t) in format o
+// and returns true, for float64 and float32 results; false for 16-bit ones (the limbs do those).
+// float64: t itself. float32: RN32(t) is RN32(t + e) unless t is exactly halfway between two
+// floats (no float32 midpoint can lie strictly between t and t + e: it would be a float64
+// nearer to t + e than t); then e's sign decides.
+template <class Red>
+__device__ __forceinline__ bool round_pair(const Red& a, exact::OutFmt o, void* out, int64_t row) {
+  double t, e;
+  as_pair(a, t, e);
+  if (t == 0) t = 0.0;  // an exact zero is +0
+  if (o == exact::OutFmt::Double) {
+    static_cast<double*>(out)[row] = t;
+    return true;
+  }
+  if (o != exact::OutFmt::Single) return false;
+  float r = __double2float_rn(t);
+  if (e != 0 && static_cast<double>(r) != t) {
+    const float inf = __int_as_float(0x7f800000);
+    const float nb = nextafterf(r, t > static_cast<double>(r) ? inf : -inf);  // the float on t's other side
+    // Halfway between r and nb; past the largest float, between it and 2^128 (where RN32 overflows).
+    const double mid = isinf(r) ? copysign(0x1.fffffep127 + 0x1p103, t) : (static_cast<double>(r) + static_cast<double>(nb)) * 0.5;
+    if (mid == t && (e > 0) == (nb > r)) r = nb;
+  }
+  static_cast<float*>(out)[row] = r;
+  return true;
+}
+
 struct ExactParams {
   int64_t rows, len;   // rows x len contiguous values
   int bpr;             // blocks per row
@@ -266,6 +303,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) exact_kernel(const In* __
       load(p.part_d + 2 * (first + b), o);
       a.merge(o, f, sink);
       if (__ldcg(p.part_flag + first + b)) {
+        s_spilled = 1;
         const long long* src = p.part_l + (first + b) * (L + exact::kSpecials);
         for (int i = 0; i < L; ++i)
           if (const long long v = __ldcg(src + i)) atomicAdd(reinterpret_cast<unsigned long long*>(s_limbs + i), static_cast<unsigned long long>(v));
@@ -276,9 +314,11 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) exact_kernel(const In* __
     a = block_merge<Red, BLOCK>(a, f, sink, scratch);
     if (tid == 0) p.counters[p.rows == 1 ? 0 : row] = 0;  // ready for the next launch
   }
-  if (tid == 0) a.drain(f, sink);
-  __syncthreads();
   if (tid != 0) return;
+  // Nothing was spilled anywhere (block_merge's barrier has passed): the exact sum is thread 0's
+  // float64 pair, and one rounding of it is the answer, without the limbs.
+  if (!p.words && !s_spilled && round_pair(a, p.o, p.out, row)) return;
+  a.drain(f, sink);  // thread 0's own atomics: visible to it below
   auto* limbs = reinterpret_cast<int64_t*>(s_limbs);  // rounded in place: the block is done with them
   const int64_t sp3[exact::kSpecials] = {s_specials[0], s_specials[1], s_specials[2]};
   if (p.words) {

@@ -180,7 +180,7 @@ __device__ __forceinline__ void as_pair(const exact::Acc1& a, double& t, double&
 __device__ __forceinline__ void as_pair(const exact::Acc2& a, double& t, double& e) { two_sum(a.hi, a.lo, t, e); }
 
 // Writes the correctly rounded t + e (t = RN64(t + e), so |e| <= half an ulp of t) in format o
-// and returns true, for float64 and float32 results; false for 16-bit ones (the limbs do those).
+// and returns true; false (the limbs do it) for a 16-bit result with e != 0.
 // float64: t itself. float32: RN32(t) is RN32(t + e) unless t is exactly halfway between two
 // floats (no float32 midpoint can lie strictly between t and t + e: it would be a float64
 // nearer to t + e than t); then e's sign decides.
@@ -193,7 +193,17 @@ __device__ __forceinline__ bool round_pair(const Red& a, exact::OutFmt o, void* 
     static_cast<double*>(out)[row] = t;
     return true;
   }
-  if (o != exact::OutFmt::Single) return false;
+  if (o == exact::OutFmt::Half || o == exact::OutFmt::BFloat16) {
+    if (e != 0) return false;  // only the one-double accumulators (16-bit inputs): e is 0 there
+    unsigned short h;
+    if (o == exact::OutFmt::Half) {
+      asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(t));  // one rounding, to nearest even
+    } else {
+      asm("cvt.rn.bf16.f64 %0, %1;" : "=h"(h) : "d"(t));
+    }
+    static_cast<unsigned short*>(out)[row] = h;
+    return true;
+  }
   float r = __double2float_rn(t);
   if (e != 0 && static_cast<double>(r) != t) {
     const float inf = __int_as_float(0x7f800000);

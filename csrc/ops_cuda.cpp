@@ -38,6 +38,11 @@ const DeviceInfo& device_info(int device) {
   return d;
 }
 
+// `bytes` of device workspace from the caching allocator on like's device (undefined for 0).
+at::Tensor workspace(size_t bytes, const at::Tensor& like) {
+  return bytes ? at::empty({static_cast<int64_t>(bytes)}, like.options().dtype(at::kByte)) : at::Tensor();
+}
+
 at::Tensor reduce_cuda(const at::Tensor& self, Method m, DType dt, int block, int unroll, int grid, bool pdl = true) {
   const c10::cuda::CUDAGuard guard(self.device());
   const at::ScalarType res = result_dtype(self.scalar_type());
@@ -85,11 +90,9 @@ at::Tensor reduce_cuda(const at::Tensor& self, Method m, DType dt, int block, in
 
   at::Tensor out = at::empty({}, self.options().dtype(to_scalar_type(out_dtype(m, dt))));
   a.out = out.mutable_data_ptr();
-  at::Tensor ws, host_ws;
-  if (const size_t b = workspace_bytes(m, a)) {
-    ws = at::empty({static_cast<int64_t>(b)}, self.options().dtype(at::kByte));
-    a.workspace = ws.mutable_data_ptr();
-  }
+  const at::Tensor ws = workspace(workspace_bytes(m, a), self);  // also claims single_pass's counter slot
+  a.workspace = ws.defined() ? ws.mutable_data_ptr() : nullptr;
+  at::Tensor host_ws;
   if (const size_t b = host_workspace_bytes(m, a)) {
     host_ws = at::empty({static_cast<int64_t>(b)}, at::TensorOptions().dtype(at::kByte).pinned_memory(true));
     a.host_workspace = host_ws.mutable_data_ptr();
@@ -118,11 +121,8 @@ void step_cuda(const at::Tensor& like, const Step& s, const void* in, DType in_d
   a.stream = c10::cuda::getCurrentCUDAStream().stream();
   a.cc = device_info(like.get_device()).cc;
   a.num_sms = device_info(like.get_device()).num_sms;
-  at::Tensor ws;
-  if (const size_t b = dims_step_workspace(a)) {
-    ws = at::empty({static_cast<int64_t>(b)}, like.options().dtype(at::kByte));
-    a.workspace = ws.mutable_data_ptr();
-  }
+  const at::Tensor ws = workspace(dims_step_workspace(a), like);
+  a.workspace = ws.defined() ? ws.mutable_data_ptr() : nullptr;
   C10_CUDA_CHECK(dims_step_launch(a));
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
@@ -144,11 +144,8 @@ void exact_rows_cuda(const at::Tensor& x2d, at::Tensor& out, bool words) {
   a.num_sms = dev.num_sms;
   a.cc = dev.cc;
   if (a.rows == 1) a.counter = stream_counter(x2d.get_device(), a.stream);
-  at::Tensor ws;
-  if (const size_t b = exact_workspace(a)) {
-    ws = at::empty({static_cast<int64_t>(b)}, x2d.options().dtype(at::kByte));
-    a.workspace = ws.mutable_data_ptr();
-  }
+  const at::Tensor ws = workspace(exact_workspace(a), x2d);
+  a.workspace = ws.defined() ? ws.mutable_data_ptr() : nullptr;
   C10_CUDA_CHECK(exact_launch(a));
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }

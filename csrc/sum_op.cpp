@@ -123,6 +123,19 @@ at::Tensor as_rows(const at::Tensor& x, const std::vector<bool>& reduced) {
   return x.permute(perm).reshape({rows, len}).contiguous();
 }
 
+// The result's sizes: kept dims, and reduced ones as 1 with keepdim.
+std::vector<int64_t> reduced_shape(at::IntArrayRef sizes, const std::vector<bool>& reduced, bool keepdim) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (!reduced[i]) {
+      out.push_back(sizes[i]);
+    } else if (keepdim) {
+      out.push_back(1);
+    }
+  }
+  return out;
+}
+
 bool is_exact_dtype(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16 || t == at::kFloat || t == at::kDouble; }
 
 }  // namespace
@@ -190,14 +203,7 @@ at::Tensor sum_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
                      "' takes real dtypes only; complex input reduces with method='auto' or 'exact'.");
   }
 
-  std::vector<int64_t> out_sizes;
-  for (int64_t i = 0; i < nd; ++i) {
-    if (!reduced[i]) {
-      out_sizes.push_back(self.size(i));
-    } else if (keepdim) {
-      out_sizes.push_back(1);
-    }
-  }
+  std::vector<int64_t> out_sizes = reduced_shape(self.sizes(), reduced, keepdim);
   const auto opts = self.options().dtype(res);
   if (self.numel() == 0) return at::zeros(out_sizes, opts);
 
@@ -279,14 +285,7 @@ at::Tensor exact_partial_impl(const at::Tensor& self, at::OptionalIntArrayRef di
                    "(reducekit.sum); a complex tensor's parts: torch.view_as_real(input), reduced over the other dims.");
   const int64_t nd = self.dim();
   const std::vector<bool> reduced = dim.has_value() ? reduced_dims(*dim, nd) : std::vector<bool>(nd, true);
-  std::vector<int64_t> out_sizes;
-  for (int64_t i = 0; i < nd; ++i) {
-    if (!reduced[i]) {
-      out_sizes.push_back(self.size(i));
-    } else if (keepdim) {
-      out_sizes.push_back(1);
-    }
-  }
+  std::vector<int64_t> out_sizes = reduced_shape(self.sizes(), reduced, keepdim);
   out_sizes.push_back(exact::kExactWords);
   const auto opts = self.options().dtype(at::kLong);
   if (self.numel() == 0) return at::zeros(out_sizes, opts);

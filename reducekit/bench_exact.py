@@ -17,7 +17,6 @@ import torch
 
 import reducekit
 
-from . import bench
 from .bench import Buffers, environment, read_ceiling, time_cuda_eager, time_cuda_graph
 
 FILE = "results_exact"
@@ -166,4 +165,4 @@ def write(run: dict, out_dir: str) -> list[str]:
     return paths
 
 
-__all__ = ["run", "targets", "markdown", "write", "bench"]
+__all__ = ["run", "targets", "markdown", "write"]

@@ -68,7 +68,6 @@ void rows_impl(const In* x, int64_t rows, int64_t len, void* out, exact::OutFmt 
   const int64_t chunks = (len + kChunk - 1) / kChunk;
   auto finish = [&](int64_t r, int64_t* limbs, int64_t* specials) {
     if (words) {
-      exact::normalize(limbs, f.limbs);
       exact::to_universal(limbs, f, specials, static_cast<int64_t*>(out) + r * exact::kExactWords);
     } else {
       write_value(out, r, exact::round_limbs(limbs, f.limbs, f.base, specials, o), o);

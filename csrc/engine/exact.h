@@ -101,6 +101,14 @@ RK_HD bool try_add(double& a, double v) {
   return false;
 }
 
+// t = RN(x + y) and its exact rounding error e (x + y = t + e), Knuth's TwoSum; e is NaN if t
+// overflows or an operand is not finite.
+RK_HD void two_sum(double x, double y, double& t, double& e) {
+  t = x + y;
+  const double bb = t - x;
+  e = (x - (t - bb)) + (y - bb);
+}
+
 // The superaccumulator's sink: `add(limb, piece)` adds one signed piece (|piece| < 2^32) to a limb
 // (a shared-memory atomic on the GPU, a plain add on the CPU); `special(k)` counts a NaN (0),
 // +inf (1) or -inf (2).
@@ -131,6 +139,12 @@ RK_HD_COLD void spill(double v, Format f, Sink& sink) {
   if (p0 && !RK_FAULT_IS(ExactSpillLow)) sink.add(k, neg ? -p0 : p0);  // planted: the low piece is lost
   if (p1) sink.add(k + 1, neg ? -p1 : p1);
   if (p2) sink.add(k + 2, neg ? -p2 : p2);
+}
+
+// acc += v if exact, else v (finite, on f's grid) goes to the limbs.
+template <class Sink>
+RK_HD void add_or_spill(double& acc, double v, Format f, Sink& sink) {
+  if (!try_add(acc, v)) spill(v, f, sink);
 }
 
 // A value the fast path could not take: NaN and infinities are counted, finite values spilled.
@@ -178,20 +192,19 @@ struct Acc1 {
   }
   template <class Sink>
   RK_HD void slow(double v, Format f, Sink& sink) {
-    const double t = s + v;
+    double t, e;
+    two_sum(s, v, t, e);  // exact: s + v = t + e, e on f's grid
     if (t - t != 0) {  // v is inf or NaN, or the sum overflows: keep v out of s
       spill_or_special(v, f, sink);
       return;
     }
-    const double bb = t - s;
-    const double e = (s - (t - bb)) + (v - bb);  // exact: s + v = t + e, e on f's grid
     s = t;
-    if (!try_add(lo, e)) spill(e, f, sink);
+    add_or_spill(lo, e, f, sink);
   }
   template <class Sink>
   RK_HD void merge(const Acc1& o, Format f, Sink& sink) {
     add(o.s, f, sink);
-    if (!try_add(lo, o.lo)) spill(o.lo, f, sink);
+    add_or_spill(lo, o.lo, f, sink);
   }
   template <class Sink>
   RK_HD void drain(Format f, Sink& sink) {
@@ -227,16 +240,6 @@ struct AccHalf {
     if (count > kFlush - 8) flush(f, sink);
   }
   template <class Sink>
-  RK_HD void merge(const AccHalf& o, Format f, Sink& sink) {
-    flush(f, sink);
-    s.merge(o.s, f, sink);
-    if (o.count) {  // o's run was flushed by its owner before a merge; kept general
-      AccHalf t = o;
-      t.flush(f, sink);
-      s.merge(t.s, f, sink);
-    }
-  }
-  template <class Sink>
   RK_HD void drain(Format f, Sink& sink) { flush(f, sink); s.drain(f, sink); }
 };
 
@@ -246,11 +249,10 @@ struct Acc2 {
   double hi = 0, lo = 0;
   template <class Sink>
   RK_HD void add(double v, Format f, Sink& sink) {
-    const double t = hi + v;
-    const double bb = t - hi;
-    const double e = (hi - (t - bb)) + (v - bb);
-    const double l = lo + e;
-    if (l - lo == e && l - e == lo) {  // the common case: both exact (and t finite: else e is NaN)
+    double t, e;
+    two_sum(hi, v, t, e);
+    double l = lo;
+    if (try_add(l, e)) {  // the common case: both exact (and t finite: else e is NaN)
       hi = t;
       lo = l;
       return;
@@ -265,7 +267,7 @@ struct Acc2 {
   template <class Sink>
   RK_HD void merge(const Acc2& o, Format f, Sink& sink) {
     add(o.hi, f, sink);
-    if (!try_add(lo, o.lo)) spill(o.lo, f, sink);
+    add_or_spill(lo, o.lo, f, sink);
   }
   template <class Sink>
   RK_HD void drain(Format f, Sink& sink) {

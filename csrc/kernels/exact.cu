@@ -171,13 +171,8 @@ __device__ __forceinline__ double scalar<double>(const double* p) { return *p; }
 
 // The exact sum held by an accumulator as an unevaluated pair t + e with t = RN64(t + e).
 __device__ __forceinline__ void as_pair(const exact::AccSpill& a, double& t, double& e) { t = a.s; e = 0; }
-__device__ __forceinline__ void two_sum(double x, double y, double& t, double& e) {
-  t = x + y;
-  const double bb = t - x;
-  e = (x - (t - bb)) + (y - bb);
-}
-__device__ __forceinline__ void as_pair(const exact::Acc1& a, double& t, double& e) { two_sum(a.s, a.lo, t, e); }
-__device__ __forceinline__ void as_pair(const exact::Acc2& a, double& t, double& e) { two_sum(a.hi, a.lo, t, e); }
+__device__ __forceinline__ void as_pair(const exact::Acc1& a, double& t, double& e) { exact::two_sum(a.s, a.lo, t, e); }
+__device__ __forceinline__ void as_pair(const exact::Acc2& a, double& t, double& e) { exact::two_sum(a.hi, a.lo, t, e); }
 
 // Writes the correctly rounded t + e (t = RN64(t + e), so |e| <= half an ulp of t) in format o
 // and returns true; false (the limbs do it) for a 16-bit result with e != 0.

@@ -33,7 +33,9 @@ namespace rk {
   X(CpuDimsLastChunk, "cpu_dims_last_chunk", "CPU dims columns: the last chunk of rows is not added") \
   X(ExactDropCarry, "exact_drop_carry", "exact: normalizing the limbs loses every negative carry (borrow)") \
   X(ExactTruncate, "exact_truncate", "exact: the final rounding truncates instead of rounding to nearest even") \
-  X(ExactSpillLow, "exact_spill_low", "exact: a value spilled into the limbs loses its low 32-bit piece")
+  X(ExactSpillLow, "exact_spill_low", "exact: a value spilled into the limbs loses its low 32-bit piece") \
+  X(ExactDropBlock, "exact_drop_block", "exact CUDA: the last block's combine skips the last block's float64 sum") \
+  X(ExactPairMidpoint, "exact_pair_midpoint", "exact CUDA: a spill-free float32 result ignores the pair's error at a midpoint")
 
 enum class Fault : int {
 #define RK_FAULT_ENUM(id, name, what) id,

@@ -376,10 +376,11 @@ def dims_block(run: dict | None, plot: bool = False) -> str:
 
 # exact: method="exact" against auto, torch.sum and CUB (bench_exact.py)
 EXACT = f"{RESULTS_DIR}/results_exact.json"
-EXACT_FAULTS = f"{RESULTS_DIR}/faults_exact.json"
+# Planted-fault campaigns of the exact kernels: the limbs' faults, then those of the CUDA-only paths.
+EXACT_FAULTS = (f"{RESULTS_DIR}/faults_exact.json", f"{RESULTS_DIR}/faults_exact_2.json")
 
 
-def exact_block(run: dict | None, faults: dict | None) -> str:
+def exact_block(run: dict | None, campaigns: list[tuple[str, dict | None]]) -> str:
     """bench_exact's tables and target verdicts (its markdown, headings one level down), and the
     planted-fault campaign of the exact kernels."""
     from reducekit import bench_exact
@@ -392,7 +393,7 @@ def exact_block(run: dict | None, faults: dict | None) -> str:
     md = ["#" + line if line.startswith("## ") else line for line in md]
     met = [t for t in bench_exact.targets(run) if t["met"]]
     head = [f"Targets met: {len(met)} of {len(bench_exact.targets(run))} (the table at the end names each).", ""]
-    return "\n".join(head + md).rstrip() + "\n\n" + faults_block(faults, EXACT_FAULTS)
+    return "\n".join(head + md).rstrip() + "\n\n" + "\n".join(faults_block(f, path) for path, f in campaigns)
 
 
 def splice(text: str, name: str, body: str) -> str:
@@ -409,27 +410,17 @@ def splice(text: str, name: str, body: str) -> str:
 
 def blocks(root: str = ROOT) -> dict[str, str]:
     """Every generated block's text, from the committed files under `root`."""
+    def load(path):
+        """A committed JSON result, or None while it does not exist."""
+        if not os.path.exists(os.path.join(root, path)):
+            return None
+        with open(os.path.join(root, path)) as f:
+            return json.load(f)
+
     run = load_run(os.path.join(root, RESULTS))
-    perf_path = os.path.join(root, PERF)
-    perf = None
-    if os.path.exists(perf_path):
-        with open(perf_path) as f:
-            perf = json.load(f)
-    faults = None
-    if os.path.exists(os.path.join(root, FAULTS)):
-        with open(os.path.join(root, FAULTS)) as f:
-            faults = json.load(f)
-    dims = None
-    if os.path.exists(os.path.join(root, DIMS)):
-        with open(os.path.join(root, DIMS)) as f:
-            dims = json.load(f)
-    exact_run = exact_faults = None
-    if os.path.exists(os.path.join(root, EXACT)):
-        with open(os.path.join(root, EXACT)) as f:
-            exact_run = json.load(f)
-    if os.path.exists(os.path.join(root, EXACT_FAULTS)):
-        with open(os.path.join(root, EXACT_FAULTS)) as f:
-            exact_faults = json.load(f)
+    perf, faults, dims = load(PERF), load(FAULTS), load(DIMS)
+    exact_run = load(EXACT)
+    exact_faults = [(path, load(path)) for path in EXACT_FAULTS]
     return {
         "exact": exact_block(exact_run, exact_faults),
         "faults": faults_block(faults),

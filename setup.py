@@ -47,7 +47,8 @@ def fault_define() -> list[str]:
     return [f"-DRK_FAULT={names.index(name)}"]
 
 
-CPU_SOURCES = ["csrc/ops.cpp", "csrc/sum_op.cpp", "csrc/cpu/dims_cpu.cpp", "csrc/cpu/exact_cpu.cpp"]
+CPU_SOURCES = ["csrc/ops.cpp", "csrc/sum_op.cpp", "csrc/reduce_op.cpp", "csrc/cpu/dims_cpu.cpp", "csrc/cpu/exact_cpu.cpp",
+               "csrc/cpu/reduce_cpu.cpp"]
 
 
 def extension():

@@ -6,7 +6,7 @@
 # Stages: build, test (whole suite but perf), sanitize (memcheck, racecheck, synccheck and
 # initcheck on a subset), faults (benchmarks/faults.py), tune, quick (benchmark --quick), bench
 # (full sweep into $OUT/res/h200), dims (bench.py --dims into $OUT/res/h200), exact (bench_exact.py
-# into $OUT/res/h200), perf (timing tests,
+# into $OUT/res/h200), ops (bench_ops.py into $OUT/res/h200), perf (timing tests,
 # figures into $OUT/res/perf.json).
 # The exit status is non-zero if ANY stage that ran failed: a failed build, a failing or empty
 # test run, any sanitizer error, a missed fault or failed control, a tune or bench error, a
@@ -112,6 +112,11 @@ if has exact; then
   log "benchmark method=exact (benchmarks/bench_exact.py)"
   timeout ${EXACT_TIMEOUT:-500} python3 benchmarks/bench_exact.py --out "$OUT/res/h200" 2>&1 | tee "$OUT/res/exact.log" | tail -70
   verdict exact "${PIPESTATUS[0]}"
+fi
+if has ops; then
+  log "benchmark of every reduction op (benchmarks/bench_ops.py)"
+  timeout ${OPS_TIMEOUT:-500} python3 benchmarks/bench_ops.py --out "$OUT/res/h200" 2>&1 | tee "$OUT/res/ops.log" | tail -70
+  verdict ops "${PIPESTATUS[0]}"
 fi
 if has perf; then
   log "perf tests"

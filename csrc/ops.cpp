@@ -4,6 +4,7 @@
 
 #include "cpu/dims_cpu.h"
 #include "cpu/exact_cpu.h"
+#include "cpu/reduce_cpu.h"
 #include "kernels/faults.h"
 #include "tuning.h"
 
@@ -116,8 +117,16 @@ void exact_round_cpu(const at::Tensor& w2d, at::Tensor& out) {
   cpu_exact_round(w2d.const_data_ptr<int64_t>(), w2d.size(0), out.mutable_data_ptr(), out_fmt(out.scalar_type()));
 }
 
+void op_step_cpu(const at::Tensor&, const OpDesc& d) { cpu_op_step(d); }
+
+// The gallery strategies run on CUDA only (check_device rejects them on CPU before this).
+at::Tensor full_op_cpu(const at::Tensor&, Method m, GalleryOp) {
+  TORCH_CHECK(false, "reducekit: internal error: method '", method_info(m).name, "' has no CPU implementation");
+}
+
 const Backend& cpu_backend() {
-  static const Backend cpu{&full_cpu, &step_cpu, &cpu_dims_types_supported, &exact_rows_cpu, &exact_round_cpu};
+  static const Backend cpu{&full_cpu, &step_cpu, &cpu_dims_types_supported, &exact_rows_cpu, &exact_round_cpu, &op_step_cpu,
+                           &full_op_cpu};
   return cpu;
 }
 
@@ -128,6 +137,11 @@ at::Tensor sum_cpu(const at::Tensor& self, at::OptionalIntArrayRef dim, bool kee
 
 at::Tensor exact_partial_cpu(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
   return exact_partial_impl(self, dim, keepdim, cpu_backend());
+}
+
+std::vector<at::Tensor> reduce_cpu(const at::Tensor& self, c10::string_view op, at::OptionalIntArrayRef dim, bool keepdim,
+                                   std::optional<at::ScalarType> dtype, double ord, double correction, c10::string_view method) {
+  return reduce_impl(self, op, dim, keepdim, dtype, ord, correction, method, cpu_backend());
 }
 
 at::Tensor exact_round_cpu_op(const at::Tensor& words, at::ScalarType dtype) { return exact_round_impl(words, dtype, cpu_backend()); }
@@ -195,6 +209,130 @@ at::Tensor sum_autograd(const at::Tensor& self, at::OptionalIntArrayRef dim, boo
   return SumBackward::apply(self, dim, keepdim, dtype, std::string(method.data(), method.size()));
 }
 
+using ReduceFn = std::vector<at::Tensor>(const at::Tensor&, c10::string_view, at::OptionalIntArrayRef, bool,
+                                         std::optional<at::ScalarType>, double, double, c10::string_view);
+
+const c10::TypedOperatorHandle<ReduceFn>& reduce_op() {
+  static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow("reducekit::reduce", "").typed<ReduceFn>();
+  return op;
+}
+
+std::vector<at::Tensor> reduce_below_autograd(const at::Tensor& self, c10::string_view op, at::OptionalIntArrayRef dim, bool keepdim,
+                                              std::optional<at::ScalarType> dtype, double ord, double correction,
+                                              c10::string_view method) {
+  at::AutoDispatchBelowADInplaceOrView below;
+  return reduce_op().call(self, op, dim, keepdim, dtype, ord, correction, method);
+}
+
+// The gradients of the reductions, torch's formulas in terms of torch ops. prod and vector_norm
+// (whose subgradients at zeros torch defines case by case) differentiate torch's own op.
+class ReduceBackward : public torch::autograd::Function<ReduceBackward> {
+ public:
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx, const at::Tensor& self, const std::string& op,
+                                                at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype,
+                                                double ord, double correction, const std::string& method) {
+    std::vector<int64_t> dims;  // reduced dims, ascending (every dim when dim is None)
+    const std::vector<bool> red = dim.has_value() ? reduced_dims(*dim, self.dim()) : std::vector<bool>(self.dim(), true);
+    for (int64_t i = 0; i < self.dim(); ++i)
+      if (red[i]) dims.push_back(i);
+    auto outs = reduce_below_autograd(self, op, dim, keepdim, dtype, ord, correction, method);
+    ctx->saved_data["op"] = op;
+    ctx->saved_data["dims"] = dims;
+    ctx->saved_data["full"] = !dim.has_value();
+    ctx->saved_data["keepdim"] = keepdim;
+    ctx->saved_data["ord"] = ord;
+    ctx->saved_data["correction"] = correction;
+    if (dtype.has_value()) ctx->saved_data["dtype"] = static_cast<int64_t>(*dtype);
+    std::vector<at::Tensor> saved{self};
+    for (const auto& o : outs) saved.push_back(o);
+    ctx->save_for_backward(saved);
+    return outs;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx, torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& x = saved[0];
+    const std::string op = ctx->saved_data["op"].toStringRef();
+    const std::vector<int64_t> dims = ctx->saved_data["dims"].toIntVector();
+    const bool keepdim = ctx->saved_data["keepdim"].toBool();
+    const double ord = ctx->saved_data["ord"].toDouble(), correction = ctx->saved_data["correction"].toDouble();
+    int64_t n = 1;
+    for (int64_t d : dims) n *= x.size(d);
+    // An output (or its gradient) with the reduced dims put back, broadcastable against x.
+    auto keep = [&](at::Tensor t) {
+      if (!keepdim)
+        for (int64_t d : dims) t = t.unsqueeze(d);
+      return t;
+    };
+    auto undefined_or = [](const at::Tensor& g, auto f) { return g.defined() ? f(g) : at::Tensor(); };
+    at::Tensor gx;
+    auto add = [&](const at::Tensor& t) {
+      if (t.defined()) gx = gx.defined() ? gx + t : t;
+    };
+    const at::IntArrayRef d(dims);
+    if (op == "mean") {
+      add(undefined_or(grads[0], [&](const at::Tensor& g) { return keep(g).expand(x.sizes()) / static_cast<double>(n); }));
+    } else if (op == "nansum") {
+      add(undefined_or(grads[0], [&](const at::Tensor& g) { return keep(g).expand(x.sizes()) * x.isnan().logical_not(); }));
+    } else if (op == "nanmean") {
+      add(undefined_or(grads[0], [&](const at::Tensor& g) {
+        const at::Tensor ok = x.isnan().logical_not();
+        return keep(g) * ok / ok.sum(d, /*keepdim=*/true);
+      }));
+    } else if (op == "amax" || op == "amin") {
+      add(undefined_or(grads[0], [&](const at::Tensor& g) {
+        const at::Tensor mask = x == keep(saved[1]);  // ties share the gradient evenly (NaN: no tie)
+        return keep(g) * mask / mask.sum(d, /*keepdim=*/true);
+      }));
+    } else if (op == "aminmax") {
+      for (int k = 0; k < 2; ++k) {
+        add(undefined_or(grads[k], [&](const at::Tensor& g) {
+          const at::Tensor mask = x == keep(saved[1 + k]);
+          return keep(g) * mask / mask.sum(d, /*keepdim=*/true);
+        }));
+      }
+    } else if (op == "var" || op == "std" || op == "var_mean" || op == "std_mean") {
+      const bool is_std = op == "std" || op == "std_mean";
+      add(undefined_or(grads[0], [&](at::Tensor g) {
+        if (is_std) g = (g / (saved[1] * 2)).masked_fill(saved[1] == 0, 0);
+        const at::Tensor mean = x.mean(d, /*keepdim=*/true);
+        return (2.0 / (static_cast<double>(n) - correction)) * keep(g) * (x - mean);
+      }));
+      if (grads.size() > 1)
+        add(undefined_or(grads[1], [&](const at::Tensor& g) { return keep(g).expand(x.sizes()) / static_cast<double>(n); }));
+    } else if (op == "logsumexp") {
+      add(undefined_or(grads[0], [&](const at::Tensor& g) { return keep(g) * (x - keep(saved[1])).exp(); }));
+    } else if (op == "prod" || op == "vector_norm") {
+      add(undefined_or(grads[0], [&](const at::Tensor& g) {
+        at::AutoGradMode enable(true);
+        const at::Tensor xd = x.detach().requires_grad_(true);
+        std::optional<at::ScalarType> dt;
+        if (ctx->saved_data.count("dtype")) dt = static_cast<at::ScalarType>(ctx->saved_data["dtype"].toInt());
+        at::Tensor y;
+        if (op == "prod") {
+          y = ctx->saved_data["full"].toBool() || dims.empty() ? at::prod(xd, dt) : at::prod(xd, dims[0], keepdim, dt);
+          if (ctx->saved_data["full"].toBool() && keepdim) y = y.reshape(saved[1].sizes());
+        } else {
+          y = at::linalg_vector_norm(xd, ord, ctx->saved_data["full"].toBool() ? at::OptionalIntArrayRef() : d, keepdim, dt);
+        }
+        return torch::autograd::grad({y}, {xd}, {g}, /*retain_graph=*/false, /*create_graph=*/at::GradMode::is_enabled())[0];
+      }));
+    }
+    if (gx.defined() && gx.scalar_type() != x.scalar_type()) gx = at::isComplexType(x.scalar_type()) || !gx.is_complex() ? gx.to(x.scalar_type()) : at::real(gx).to(x.scalar_type());
+    if (gx.defined() && gx.sizes() != x.sizes()) gx = gx.expand(x.sizes()).contiguous();
+    return {gx, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+std::vector<at::Tensor> reduce_autograd(const at::Tensor& self, c10::string_view op, at::OptionalIntArrayRef dim, bool keepdim,
+                                        std::optional<at::ScalarType> dtype, double ord, double correction, c10::string_view method) {
+  const bool differentiable = op != "argmax" && op != "argmin" && op != "all" && op != "any" && op != "count_nonzero";
+  if (!(differentiable && at::GradMode::is_enabled() && self.requires_grad()))
+    return reduce_below_autograd(self, op, dim, keepdim, dtype, ord, correction, method);
+  return ReduceBackward::apply(self, std::string(op.data(), op.size()), dim, keepdim, dtype, ord, correction,
+                               std::string(method.data(), method.size()));
+}
+
 }  // namespace
 }  // namespace rk
 
@@ -204,6 +342,11 @@ TORCH_LIBRARY(reducekit, m) {
   // int64 words (engine/exact.h); words of shards add as integers; exact_round rounds them.
   m.def("exact_partial(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor");
   m.def("exact_round(Tensor words, ScalarType dtype) -> Tensor");
+  // Every other torch reduction (reducekit.mean, amax, var_mean, ... in Python): `op` names it
+  // (engine/reduce_ops.h); ord is vector_norm's, correction var's and std's. One output, or two
+  // for var_mean, std_mean and aminmax.
+  m.def("reduce(Tensor self, str op, int[]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, float ord=2., "
+        "float correction=1., str method='auto') -> Tensor[]");
   // Tuning harness for single_pass (benchmarks/tune.py): fixed block, unroll and grid.
   m.def("_single_pass(Tensor self, int block, int unroll, int grid, bool pdl=True) -> Tensor");
   // Read-bandwidth probe (benchmark ceiling): reads every byte of self, returns a 0-dim int64.
@@ -213,9 +356,13 @@ TORCH_LIBRARY(reducekit, m) {
 TORCH_LIBRARY_IMPL(reducekit, CPU, m) {
   m.impl("sum", &rk::sum_cpu);
   m.impl("exact_partial", &rk::exact_partial_cpu);
+  m.impl("reduce", &rk::reduce_cpu);
   m.impl("exact_round", &rk::exact_round_cpu_op);
 }
-TORCH_LIBRARY_IMPL(reducekit, Autograd, m) { m.impl("sum", &rk::sum_autograd); }
+TORCH_LIBRARY_IMPL(reducekit, Autograd, m) {
+  m.impl("sum", &rk::sum_autograd);
+  m.impl("reduce", &rk::reduce_autograd);
+}
 TORCH_LIBRARY_IMPL(reducekit, SparseCPU, m) { m.impl("sum", &rk::sum_reject); }
 TORCH_LIBRARY_IMPL(reducekit, SparseCsrCPU, m) { m.impl("sum", &rk::sum_reject); }
 TORCH_LIBRARY_IMPL(reducekit, QuantizedCPU, m) { m.impl("sum", &rk::sum_reject); }
@@ -246,6 +393,27 @@ at::Tensor sum_entry(const at::Tensor& self, const pybind11::handle& dim, bool k
 }
 }  // namespace
 
+namespace {
+// The fast Python entry of reducekit::reduce (as sum_entry): dim None, an int, or a sequence.
+std::vector<at::Tensor> reduce_entry(const std::string& op, const at::Tensor& self, const pybind11::handle& dim, bool keepdim,
+                                     std::optional<at::ScalarType> dtype, double ord, double correction, const std::string& method) {
+  if (dim.is_none()) return rk::reduce_op().call(self, op, std::nullopt, keepdim, dtype, ord, correction, method);
+  c10::SmallVector<int64_t, 8> dims;
+  if (PyLong_Check(dim.ptr()) && !PyBool_Check(dim.ptr())) {
+    dims.push_back(dim.cast<int64_t>());
+  } else if (PyTuple_Check(dim.ptr()) || PyList_Check(dim.ptr()) || THPSize_Check(dim.ptr())) {
+    for (const auto& d : dim) {
+      TORCH_CHECK_TYPE(PyLong_Check(d.ptr()) && !PyBool_Check(d.ptr()), "reducekit.", op,
+                       ": dim must be an int or a tuple/list of ints, got an element of type ", Py_TYPE(d.ptr())->tp_name);
+      dims.push_back(d.cast<int64_t>());
+    }
+  } else {
+    TORCH_CHECK_TYPE(false, "reducekit.", op, ": dim must be None, an int, or a tuple/list of ints; got ", Py_TYPE(dim.ptr())->tp_name);
+  }
+  return rk::reduce_op().call(self, op, at::IntArrayRef(dims), keepdim, dtype, ord, correction, method);
+}
+}  // namespace
+
 PYBIND11_MODULE(_C, m) {
   m.doc() = "reducekit native extension: registers torch.ops.reducekit and exposes the method registry";
   // wrap_pybind_function: torch's error and warning handling, so that C++ warnings (for example
@@ -253,6 +421,15 @@ PYBIND11_MODULE(_C, m) {
   m.def("sum", torch::wrap_pybind_function(sum_entry), "Dispatcher call of reducekit::sum", pybind11::arg("input"),
         pybind11::arg("dim") = pybind11::none(), pybind11::arg("keepdim") = false, pybind11::kw_only(),
         pybind11::arg("dtype") = pybind11::none(), pybind11::arg("method") = "auto");
+  m.def("reduce", torch::wrap_pybind_function(reduce_entry), "Dispatcher call of reducekit::reduce", pybind11::arg("op"),
+        pybind11::arg("input"), pybind11::arg("dim") = pybind11::none(), pybind11::arg("keepdim") = false, pybind11::kw_only(),
+        pybind11::arg("dtype") = pybind11::none(), pybind11::arg("ord") = 2.0, pybind11::arg("correction") = 1.0,
+        pybind11::arg("method") = "auto");
+  m.def("ops", [] {
+    pybind11::list out;
+    for (const char* n : rk::red::kOpNames) out.append(n);
+    return out;
+  }, "The op names reducekit::reduce takes");
   m.def("dims_plan", [](std::vector<int64_t> sizes, std::vector<int64_t> strides, std::vector<int64_t> dims, int64_t elem_bytes) {
     TORCH_CHECK_VALUE(sizes.size() == strides.size() && sizes.size() <= static_cast<size_t>(rk::kMaxDims), "dims_plan: bad shape");
     std::vector<bool> red(sizes.size(), dims.empty());
@@ -286,6 +463,7 @@ PYBIND11_MODULE(_C, m) {
       d["host_sync"] = i.host_sync;
       d["source"] = i.source;
       d["idea"] = i.idea;
+      d["ops"] = i.ops;
       out.append(d);
     }
     return out;

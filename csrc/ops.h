@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/exact.h"
+#include "engine/op_desc.h"
 #include "engine/plan.h"
 #include "registry.h"
 
@@ -38,6 +39,11 @@ struct Backend {
   void (*exact_rows)(const at::Tensor& x2d, at::Tensor& out, bool words);
   // Rounds rows of shard words (contiguous (rows, kExactWords) int64) into out's float dtype.
   void (*exact_round)(const at::Tensor& words2d, at::Tensor& out);
+  // One step of a reduction operator (engine/op_desc.h); `like` gives the device.
+  void (*op_step)(const at::Tensor& like, const OpDesc& d);
+  // A gallery method's whole-tensor prod, amax, amin, all or any (CUDA methods only): a 0-dim
+  // tensor of torch.sum's result dtype for x.
+  at::Tensor (*full_op)(const at::Tensor& x, Method m, GalleryOp op);
 };
 
 // reducekit::sum with torch.sum's signature and semantics, on a backend.
@@ -48,11 +54,30 @@ at::Tensor sum_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
 at::Tensor exact_partial_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, const Backend& be);
 // reducekit.exact_round: shard words (..., kExactWords) rounded to a float dtype.
 at::Tensor exact_round_impl(const at::Tensor& words, at::ScalarType dtype, const Backend& be);
+// A gallery strategy's whole-tensor prod, amax, amin, all or any (reduce_op.cpp).
+at::Tensor reduce_gallery(const at::Tensor& self, red::OpKind op, at::OptionalIntArrayRef dim, bool keepdim,
+                          std::optional<at::ScalarType> dtype, Method m, const Backend& be);
+
+// Every other torch reduction (reduce_op.cpp): the outputs of reducekit::reduce.
+std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op, at::OptionalIntArrayRef dim, bool keepdim,
+                                    std::optional<at::ScalarType> dtype, double ord, double correction, c10::string_view method,
+                                    const Backend& be);
+
 // The final rounding's format for a float dtype.
 exact::OutFmt out_fmt(at::ScalarType t);
 
 // Which of nd dims `dims` reduces ([] = all), with torch's range and repeated-dim errors.
 std::vector<bool> reduced_dims(at::IntArrayRef dims, int64_t nd);
+
+// "(0, 2)": a dim list as torch prints it.
+std::string dims_str(at::IntArrayRef dims);
+// Strides of a result of out_sizes that is dense in the memory order of x's kept dims.
+std::vector<int64_t> result_strides(const at::Tensor& x, const std::vector<bool>& reduced, bool keepdim,
+                                    const std::vector<int64_t>& out_sizes);
+// x with its reduced dims moved last and flattened: a contiguous (rows, len) tensor.
+at::Tensor as_rows(const at::Tensor& x, const std::vector<bool>& reduced);
+// The result's sizes: kept dims, and reduced ones as 1 with keepdim.
+std::vector<int64_t> reduced_shape(at::IntArrayRef sizes, const std::vector<bool>& reduced, bool keepdim);
 
 // The dims plan of a tensor (sizes, strides) reduced over `reduced` dims.
 Plan plan_for(at::IntArrayRef sizes, at::IntArrayRef strides, const std::vector<bool>& reduced);

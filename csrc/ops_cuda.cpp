@@ -43,7 +43,8 @@ at::Tensor workspace(size_t bytes, const at::Tensor& like) {
   return bytes ? at::empty({static_cast<int64_t>(bytes)}, like.options().dtype(at::kByte)) : at::Tensor();
 }
 
-at::Tensor reduce_cuda(const at::Tensor& self, Method m, DType dt, int block, int unroll, int grid, bool pdl = true) {
+at::Tensor reduce_cuda(const at::Tensor& self, Method m, DType dt, int block, int unroll, int grid, bool pdl = true,
+                       GalleryOp op = GalleryOp::Sum) {
   const c10::cuda::CUDAGuard guard(self.device());
   const at::ScalarType res = result_dtype(self.scalar_type());
   const int64_t n = self.numel();
@@ -56,6 +57,7 @@ at::Tensor reduce_cuda(const at::Tensor& self, Method m, DType dt, int block, in
   a.in = x.const_data_ptr();
   a.n = n;
   a.dtype = dt;
+  a.op = op;
   a.stream = c10::cuda::getCurrentCUDAStream().stream();
   a.device = self.get_device();
   a.num_sms = dev.num_sms;
@@ -73,7 +75,8 @@ at::Tensor reduce_cuda(const at::Tensor& self, Method m, DType dt, int block, in
     a.grid = c.grid;
     a.pdl = pdl && c.pdl;
   }
-  if (is_floating(dt) && !method_info(m).deterministic_float) {
+  // (max, min, all and any give the same value in any order.)
+  if (is_floating(dt) && !method_info(m).deterministic_float && (op == GalleryOp::Sum || op == GalleryOp::Prod)) {
     // Float atomics land in a different order each run: torch.use_deterministic_algorithms(True)
     // raises here (warns with warn_only=True), as it does for torch's own nondeterministic ops.
     at::globalContext().alertNotDeterministic(std::string("reducekit.sum(method='") + method_info(m).name +
@@ -104,6 +107,13 @@ at::Tensor reduce_cuda(const at::Tensor& self, Method m, DType dt, int block, in
 
 at::Tensor full_cuda(const at::Tensor& x, Method m) { return reduce_cuda(x, m, to_rk_dtype(x), 0, 0, 0); }
 
+at::Tensor full_op_cuda(const at::Tensor& x, Method m, GalleryOp op) {
+  const DType dt = to_rk_dtype(x);
+  if (x.numel() == 0) TORCH_CHECK(false, "reducekit: internal error: empty gallery reduction");
+  at::Tensor r = reduce_cuda(x, m, dt, 0, 0, 0, true, op);
+  return r;
+}
+
 // One plan step of the dims engine on the input's device and current stream; the block partials
 // of split rows and columns come from the caching allocator.
 void step_cuda(const at::Tensor& like, const Step& s, const void* in, DType in_dt, DType acc_dt, void* out, DType out_dt) {
@@ -124,6 +134,20 @@ void step_cuda(const at::Tensor& like, const Step& s, const void* in, DType in_d
   const at::Tensor ws = workspace(dims_step_workspace(a), like);
   a.workspace = ws.defined() ? ws.mutable_data_ptr() : nullptr;
   C10_CUDA_CHECK(dims_step_launch(a));
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// One step of a reduction operator on the input's device and current stream.
+void op_step_cuda(const at::Tensor& like, const OpDesc& d) {
+  const c10::cuda::CUDAGuard guard(like.device());
+  OpStep a;
+  static_cast<OpDesc&>(a) = d;
+  a.stream = c10::cuda::getCurrentCUDAStream().stream();
+  a.cc = device_info(like.get_device()).cc;
+  a.num_sms = device_info(like.get_device()).num_sms;
+  const at::Tensor ws = workspace(op_step_workspace(a), like);
+  a.workspace = ws.defined() ? ws.mutable_data_ptr() : nullptr;
+  C10_CUDA_CHECK(op_step_launch(a));
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
@@ -158,8 +182,15 @@ void exact_round_cuda(const at::Tensor& w2d, at::Tensor& out) {
 }
 
 const Backend& cuda_backend() {
-  static const Backend cuda{&full_cuda, &step_cuda, &dims_types_supported, &exact_rows_cuda, &exact_round_cuda};
+  static const Backend cuda{&full_cuda, &step_cuda, &dims_types_supported, &exact_rows_cuda, &exact_round_cuda, &op_step_cuda,
+                            &full_op_cuda};
   return cuda;
+}
+
+std::vector<at::Tensor> reduce_cuda_op(const at::Tensor& self, c10::string_view op, at::OptionalIntArrayRef dim, bool keepdim,
+                                       std::optional<at::ScalarType> dtype, double ord, double correction, c10::string_view method) {
+  const c10::cuda::CUDAGuard guard(self.device());
+  return reduce_impl(self, op, dim, keepdim, dtype, ord, correction, method, cuda_backend());
 }
 
 at::Tensor exact_partial_cuda(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
@@ -231,6 +262,7 @@ at::Tensor read_probe_cuda(const at::Tensor& self, int64_t block, int64_t unroll
 TORCH_LIBRARY_IMPL(reducekit, CUDA, m) {
   m.impl("sum", &rk::sum_cuda);
   m.impl("exact_partial", &rk::exact_partial_cuda);
+  m.impl("reduce", &rk::reduce_cuda_op);
   m.impl("exact_round", &rk::exact_round_cuda_op);
   m.impl("_single_pass", &rk::single_pass_cuda);
   m.impl("_read_probe", &rk::read_probe_cuda);

@@ -43,6 +43,38 @@ DType acc_for(DType in) {
   }
 }
 
+// Runs the plan of dense `x` (reduced dims flagged) into `out` (dense in the kept dims' memory
+// order). Every step but the last writes the accumulator type into a temporary.
+void run_plan(const at::Tensor& x, const Plan& plan, DType in_dt, DType acc_dt, at::Tensor& out, DType out_dt,
+              const Backend& be) {
+  const void* cur = x.const_data_ptr();
+  DType cur_dt = in_dt;
+  at::Tensor tmp;
+  for (int s = 0; s < plan.nsteps; ++s) {
+    const Step& st = plan.steps[s];
+    const bool last = s + 1 == plan.nsteps;
+    void* dst;
+    at::Tensor next;
+    if (last) {
+      dst = out.mutable_data_ptr();
+    } else {
+      const int64_t n = st.kind == StepKind::Rows ? st.outer : st.outer * st.inner;
+      next = at::empty({n}, x.options().dtype(to_scalar_type(acc_dt)));
+      dst = next.mutable_data_ptr();
+    }
+    be.step(x, st, cur, cur_dt, acc_dt, dst, last ? out_dt : acc_dt);
+    if (!last) {
+      tmp = next;  // keeps the intermediate alive until the next step has been enqueued
+      cur = tmp.const_data_ptr();
+      cur_dt = acc_dt;
+    }
+  }
+}
+
+bool is_exact_dtype(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16 || t == at::kFloat || t == at::kDouble; }
+
+}  // namespace
+
 std::string dims_str(at::IntArrayRef dims) {
   std::string s = "(";
   for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
@@ -77,34 +109,6 @@ std::vector<int64_t> result_strides(const at::Tensor& x, const std::vector<bool>
   return strides;
 }
 
-// Runs the plan of dense `x` (reduced dims flagged) into `out` (dense in the kept dims' memory
-// order). Every step but the last writes the accumulator type into a temporary.
-void run_plan(const at::Tensor& x, const Plan& plan, DType in_dt, DType acc_dt, at::Tensor& out, DType out_dt,
-              const Backend& be) {
-  const void* cur = x.const_data_ptr();
-  DType cur_dt = in_dt;
-  at::Tensor tmp;
-  for (int s = 0; s < plan.nsteps; ++s) {
-    const Step& st = plan.steps[s];
-    const bool last = s + 1 == plan.nsteps;
-    void* dst;
-    at::Tensor next;
-    if (last) {
-      dst = out.mutable_data_ptr();
-    } else {
-      const int64_t n = st.kind == StepKind::Rows ? st.outer : st.outer * st.inner;
-      next = at::empty({n}, x.options().dtype(to_scalar_type(acc_dt)));
-      dst = next.mutable_data_ptr();
-    }
-    be.step(x, st, cur, cur_dt, acc_dt, dst, last ? out_dt : acc_dt);
-    if (!last) {
-      tmp = next;  // keeps the intermediate alive until the next step has been enqueued
-      cur = tmp.const_data_ptr();
-      cur_dt = acc_dt;
-    }
-  }
-}
-
 // x (dense or not) with its reduced dims moved last and flattened: a contiguous (rows, len)
 // tensor, a view where the layout allows.
 at::Tensor as_rows(const at::Tensor& x, const std::vector<bool>& reduced) {
@@ -135,10 +139,6 @@ std::vector<int64_t> reduced_shape(at::IntArrayRef sizes, const std::vector<bool
   }
   return out;
 }
-
-bool is_exact_dtype(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16 || t == at::kFloat || t == at::kDouble; }
-
-}  // namespace
 
 exact::OutFmt out_fmt(at::ScalarType t) {
   switch (t) {

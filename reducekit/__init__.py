@@ -3,6 +3,8 @@
     reducekit.sum(x)                         # fastest deterministic kernel for x's dtype and size
     reducekit.sum(x, method="tree_sequential")  # any classic strategy, see reducekit.methods()
     reducekit.sum(x, method="exact")         # correctly rounded: the same bits everywhere
+    reducekit.var_mean(x, dim=-1), reducekit.amax(x, 0), reducekit.linalg.vector_norm(x, 3), ...
+                                             # every torch reduction, torch's signatures (reducekit.OPS)
     reducekit.exact_round(reducekit.exact_partial(x), x.dtype)  # its shard-combinable intermediate
     reducekit.benchmark(...), reducekit.plot(rows)
 """
@@ -13,6 +15,8 @@ import torch  # noqa: F401  (loads libtorch before the extension)
 from . import _C  # noqa: F401  (registers torch.ops.reducekit)
 from ._registry import MethodInfo, method, methods
 from .ops import EXACT_WORDS, exact_partial, exact_round, result_dtype, sum
+from .reductions import (all, amax, amin, aminmax, any, argmax, argmin, count_nonzero, linalg, logsumexp, mean,  # noqa: A004
+                         nanmean, nansum, prod, std, std_mean, var, var_mean)
 
 __version__ = "0.1.0"
 
@@ -31,4 +35,8 @@ def plot(*args, **kwargs):
     return _plot(*args, **kwargs)
 
 
-__all__ = ["sum", "exact_partial", "exact_round", "EXACT_WORDS", "methods", "method", "MethodInfo", "result_dtype", "benchmark", "plot", "__version__"]
+OPS = ("sum", "mean", "prod", "amax", "amin", "aminmax", "nansum", "nanmean", "all", "any", "count_nonzero", "var", "std",
+       "var_mean", "std_mean", "logsumexp", "argmax", "argmin", "linalg.vector_norm")
+
+__all__ = ["sum", "mean", "prod", "amax", "amin", "aminmax", "nansum", "nanmean", "all", "any", "count_nonzero", "var", "std",
+           "var_mean", "std_mean", "logsumexp", "argmax", "argmin", "linalg", "OPS", "exact_partial", "exact_round", "EXACT_WORDS", "methods", "method", "MethodInfo", "result_dtype", "benchmark", "plot", "__version__"]

@@ -20,6 +20,7 @@ class MethodInfo:
     launches: int
     host_sync: bool
     source: str
+    ops: tuple[str, ...] = ("sum",)  # whole-tensor reductions served; "amax:int": integer input only
 
     @property
     def deterministic(self) -> str:
@@ -38,7 +39,7 @@ def _load() -> tuple[MethodInfo, ...]:
             MethodInfo(
                 name=d["name"], idea=d["idea"], devices=devices, dtypes=dtypes,
                 deterministic_int=d["deterministic_int"], deterministic_float=d["deterministic_float"],
-                launches=d["launches"], host_sync=d["host_sync"], source=d["source"],
+                launches=d["launches"], host_sync=d["host_sync"], source=d["source"], ops=tuple(d["ops"].split()),
             )
         )
     return tuple(out)

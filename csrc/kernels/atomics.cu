@@ -80,6 +80,11 @@ __global__ void __launch_bounds__(kBlock) cub_block_kernel(const In* __restrict_
   if (threadIdx.x == 0) Op::atomic_combine(out, v);
 }
 
+// Whether Op has a hardware atomic for Acc: sum always, max and min for integer accumulators.
+template <class Op, class Acc>
+inline constexpr bool kHasAtomic =
+    std::is_same_v<Op, SumOp> || ((std::is_same_v<Op, MaxOp> || std::is_same_v<Op, MinOp>) && std::is_same_v<Acc, int64_t>);
+
 int64_t atomics_grid(Method m, const ReduceArgs& a) {
   switch (m) {
     case Method::WarpAtomic:
@@ -99,16 +104,22 @@ cudaError_t run(Method m, const ReduceArgs& a) {
   cudaError_t e = init_result<Acc, Op>(RK_FAULT_IS(SkipInit) ? nullptr : out, lock, a.stream);
   if (e != cudaSuccess) return e;
   const dim3 grid(static_cast<unsigned>(atomics_grid(m, a)));
-  switch (m) {
-    case Method::AtomicGlobal: atomic_global_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, out); break;
-    case Method::AtomicBlock: atomic_block_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, out); break;
-    case Method::WarpAtomic: warp_atomic_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, out); break;
-    case Method::BlockAtomic: block_atomic_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, out); break;
-    case Method::Lock: lock_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, out, lock); break;
-    case Method::CubBlock: cub_block_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, out); break;
-    default: return cudaErrorInvalidValue;
+  if constexpr (!kHasAtomic<Op, Acc>) {  // prod, all, any and float max/min: the lock only
+    if (m != Method::Lock) return cudaErrorInvalidValue;
+    lock_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, out, lock);
+    return cudaGetLastError();
+  } else {
+    switch (m) {
+      case Method::AtomicGlobal: atomic_global_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, out); break;
+      case Method::AtomicBlock: atomic_block_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, out); break;
+      case Method::WarpAtomic: warp_atomic_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, out); break;
+      case Method::BlockAtomic: block_atomic_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, out); break;
+      case Method::Lock: lock_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, out, lock); break;
+      case Method::CubBlock: cub_block_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, out); break;
+      default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
   }
-  return cudaGetLastError();
 }
 
 }  // namespace
@@ -117,9 +128,16 @@ size_t atomics_workspace(Method m, const ReduceArgs&) { return m == Method::Lock
 
 cudaError_t atomics_launch(Method m, const ReduceArgs& a) {
   if (atomics_grid(m, a) > 0x7fffffff) return cudaErrorInvalidConfiguration;
-  return dispatch_dtype(a.dtype, [&](auto t) {
+  // lock combines under a lock (any operator); the others need the operator's atomic.
+  if (m == Method::Lock) {
+    return dispatch_gallery<false>(a.dtype, a.op, [&](auto t, auto op) {
+      using T = decltype(t);
+      return run<typename T::In, typename T::Acc, decltype(op)>(m, a);
+    });
+  }
+  return dispatch_gallery<true>(a.dtype, a.op, [&](auto t, auto op) {
     using T = decltype(t);
-    return run<typename T::In, typename T::Acc, SumOp>(m, a);
+    return run<typename T::In, typename T::Acc, decltype(op)>(m, a);
   });
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "../engine/reduce_ops.h"
 #include "faults.h"
 #include "launchers.h"
 
@@ -88,6 +89,55 @@ struct SumOp {
     }
   }
 };
+
+// The other gallery operators (engine/reduce_ops.h's monoids). max and min have the integer
+// atomics (the accumulator of integer inputs is int64); prod, all and any have none.
+struct ProdOp : red::ProdM {};
+struct AllOp : red::AndM {};
+struct AnyOp : red::OrM {};
+struct MaxOp : red::MaxM {
+  template <class T>
+  __device__ __forceinline__ static void atomic_combine(T* addr, T v) {
+    static_assert(std::is_same_v<T, int64_t>, "atomicMax: integer accumulators only");
+    atomicMax(reinterpret_cast<long long*>(addr), static_cast<long long>(v));
+  }
+};
+struct MinOp : red::MinM {
+  template <class T>
+  __device__ __forceinline__ static void atomic_combine(T* addr, T v) {
+    static_assert(std::is_same_v<T, int64_t>, "atomicMin: integer accumulators only");
+    atomicMin(reinterpret_cast<long long*>(addr), static_cast<long long>(v));
+  }
+};
+
+// Calls f(Types, Op) for the dtype and the gallery operator: with_atomics says whether the
+// family's kernels need Op::atomic_combine (then only sum, and integer max and min, exist).
+template <bool with_atomics, class F>
+inline cudaError_t dispatch_gallery(DType dt, GalleryOp op, F&& f) {
+  return dispatch_dtype(dt, [&](auto t) -> cudaError_t {
+    using T = decltype(t);
+    constexpr bool integral = std::is_integral_v<typename T::In>;
+    switch (op) {
+      case GalleryOp::Sum: return f(t, SumOp{});
+      case GalleryOp::Max:
+        if constexpr (!with_atomics || integral) return f(t, MaxOp{});
+        break;
+      case GalleryOp::Min:
+        if constexpr (!with_atomics || integral) return f(t, MinOp{});
+        break;
+      case GalleryOp::Prod:
+        if constexpr (!with_atomics) return f(t, ProdOp{});
+        break;
+      case GalleryOp::All:
+        if constexpr (!with_atomics) return f(t, AllOp{});
+        break;
+      case GalleryOp::Any:
+        if constexpr (!with_atomics) return f(t, AnyOp{});
+        break;
+    }
+    return cudaErrorInvalidValue;
+  });
+}
 
 template <class Acc, class Op>
 struct OpFunctor {

@@ -35,7 +35,10 @@ namespace rk {
   X(ExactTruncate, "exact_truncate", "exact: the final rounding truncates instead of rounding to nearest even") \
   X(ExactSpillLow, "exact_spill_low", "exact: a value spilled into the limbs loses its low 32-bit piece") \
   X(ExactDropBlock, "exact_drop_block", "exact CUDA: the last block's combine skips the last block's float64 sum") \
-  X(ExactPairMidpoint, "exact_pair_midpoint", "exact CUDA: a spill-free float32 result ignores the pair's error at a midpoint")
+  X(ExactPairMidpoint, "exact_pair_midpoint", "exact CUDA: a spill-free float32 result ignores the pair's error at a midpoint") \
+  X(OpsWrongIdentity, "ops_wrong_identity", "reduction ops: max's identity is 0, not the lowest value (amax pads idle lanes with 0)") \
+  X(ArgmaxLastTie, "argmax_last_tie", "argmax/argmin: a tie goes to the later index, not the first") \
+  X(WelfordNoCorrection, "welford_no_correction", "var/std: Chan's combine drops the mean-difference term d^2*na*nb/n")
 
 enum class Fault : int {
 #define RK_FAULT_ENUM(id, name, what) id,

@@ -65,6 +65,7 @@ cudaError_t run(Method m, const ReduceArgs& a) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   if ((e = cudaStreamIsCapturing(a.stream, &capture)) != cudaSuccess) return e;
   if (capture != cudaStreamCaptureStatusNone) return cudaErrorStreamCaptureUnsupported;
+  if constexpr (!std::is_same_v<Op, SumOp>) return cudaErrorInvalidValue;  // host_final serves sum only
   auto* host = static_cast<Acc*>(a.host_workspace);
   if ((e = cudaMemcpyAsync(host, partials, g * sizeof(Acc), cudaMemcpyDeviceToHost, a.stream)) != cudaSuccess) return e;
   if ((e = cudaStreamSynchronize(a.stream)) != cudaSuccess) return e;
@@ -85,9 +86,9 @@ size_t grid_stride_host_workspace(Method m, const ReduceArgs& a) {
 }
 
 cudaError_t grid_stride_launch(Method m, const ReduceArgs& a) {
-  return dispatch_dtype(a.dtype, [&](auto t) {
+  return dispatch_gallery<false>(a.dtype, a.op, [&](auto t, auto op) {
     using T = decltype(t);
-    return run<typename T::In, typename T::Acc, SumOp>(m, a);
+    return run<typename T::In, typename T::Acc, decltype(op)>(m, a);
   });
 }
 

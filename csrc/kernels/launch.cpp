@@ -68,6 +68,7 @@ size_t host_workspace_bytes(Method m, const ReduceArgs& a) {
 
 cudaError_t launch(Method m, const ReduceArgs& a) {
   if (a.n <= 0 || a.in == nullptr || a.out == nullptr) return cudaErrorInvalidValue;
+  if (!method_serves(m, kGalleryOpNames[static_cast<int>(a.op)], !is_floating(a.dtype))) return cudaErrorInvalidValue;
   switch (family(m)) {
     case Family::Atomics: return atomics_launch(m, a);
     case Family::Trees: return trees_launch(m, a);
@@ -77,6 +78,34 @@ cudaError_t launch(Method m, const ReduceArgs& a) {
     case Family::SinglePass: return single_pass_launch(a);
     default: return cudaErrorInvalidValue;
   }
+}
+
+namespace {
+using OpFamily = cudaError_t (*)(const OpStep&, size_t*);
+
+OpFamily op_family(red::OpKind op) {
+  using red::OpKind;
+  switch (op) {
+    case OpKind::Mean: case OpKind::NanSum: case OpKind::NanMean: case OpKind::Var: case OpKind::Std:
+    case OpKind::VarMean: case OpKind::StdMean: return &ops_moments;
+    case OpKind::Norm: case OpKind::LogSumExp: return &ops_norms;
+    case OpKind::Amax: case OpKind::Amin: case OpKind::AMinMax: case OpKind::ArgMax: case OpKind::ArgMin: return &ops_extrema;
+    case OpKind::Prod: case OpKind::All: case OpKind::Any: case OpKind::CountNonzero: return &ops_logic;
+    default: return nullptr;
+  }
+}
+}  // namespace
+
+size_t op_step_workspace(const OpStep& a) {
+  size_t bytes = 0;
+  if (op_supported(a.op, a.in_dtype)) op_family(a.op)(a, &bytes);
+  return bytes;
+}
+
+cudaError_t op_step_launch(const OpStep& a) {
+  if (a.outer <= 0 || a.extent <= 0 || a.inner <= 0 || !a.in || !a.out0) return cudaErrorInvalidValue;
+  if (!op_supported(a.op, a.in_dtype)) return cudaErrorInvalidValue;
+  return op_family(a.op)(a, nullptr);
 }
 
 }  // namespace rk

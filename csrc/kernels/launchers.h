@@ -9,6 +9,7 @@
 
 #include "../engine/exact.h"
 #include "../engine/plan.h"
+#include "../engine/op_desc.h"
 #include "../registry.h"
 
 namespace rk {
@@ -19,6 +20,7 @@ struct ReduceArgs {
   const void* in = nullptr;
   int64_t n = 0;            // > 0; empty inputs are handled by the caller without a launch
   DType dtype = DType::Float32;
+  GalleryOp op = GalleryOp::Sum;  // the operator (methods that serve it: registry.h)
   void* out = nullptr;      // device pointer to one element, of out_dtype(method, dtype)
   void* workspace = nullptr;  // device memory of workspace_bytes(...) bytes, 256-byte aligned
   void* host_workspace = nullptr;  // pinned host memory of host_workspace_bytes(...) (host_final)
@@ -86,6 +88,23 @@ size_t dims_step_workspace(const DimsStep& a);
 // benchmarks/tune_dims.py only.
 void dims_set_columns_config(int tx0, int lpt, int* old_tx0, int* old_lpt);
 cudaError_t dims_step_launch(const DimsStep& a);
+
+// Every reduction but sum as one step of the engine (kernels/reduce.cuh); engine/op_desc.h says
+// what a step computes and writes.
+struct OpStep : OpDesc {
+  void* workspace = nullptr;  // op_step_workspace(...) bytes
+  cudaStream_t stream = nullptr;
+  int cc = 0, num_sms = 0;
+  bool pdl = false;
+};
+size_t op_step_workspace(const OpStep& a);
+cudaError_t op_step_launch(const OpStep& a);
+// One family of operators per .cu file (compiled in parallel); op_step_launch routes to them. With
+// `ws` non-null they only write the step's workspace bytes there.
+cudaError_t ops_moments(const OpStep& a, size_t* ws);
+cudaError_t ops_norms(const OpStep& a, size_t* ws);
+cudaError_t ops_extrema(const OpStep& a, size_t* ws);
+cudaError_t ops_logic(const OpStep& a, size_t* ws);
 
 // method="exact" (exact.cu): correctly rounded sums of `rows` contiguous rows of `len` values of
 // a float dtype, each written as one value of out_fmt, or (words) as exact::kExactWords int64.

@@ -163,9 +163,9 @@ size_t trees_workspace(Method m, const ReduceArgs& a) { return partials_workspac
 
 cudaError_t trees_launch(Method m, const ReduceArgs& a) {
   if (tree_grid(m, a.n) > 0x7fffffff) return cudaErrorInvalidConfiguration;
-  return dispatch_dtype(a.dtype, [&](auto t) {
+  return dispatch_gallery<false>(a.dtype, a.op, [&](auto t, auto op) {
     using T = decltype(t);
-    return run<typename T::In, typename T::Acc, SumOp>(m, a);
+    return run<typename T::In, typename T::Acc, decltype(op)>(m, a);
   });
 }
 

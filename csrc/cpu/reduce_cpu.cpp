@@ -1,0 +1,235 @@
+// CPU loops of the reduction operators (engine/reduce_ops.h). A reduced run of N values is cut
+// into lanes of G = 64 / sizeof(element) values, each reduced in index order (or by the
+// operator's lane function), and the lane results are combined by a perfect pairwise tree built
+// with a binary-counter stack: the CUDA kernels' order. Rows are spread over threads; a long row
+// is cut into chunks of kChunkLanes lanes (aligned subtrees) reduced in parallel and combined in
+// index order; columns are walked a tile of kTile columns at a time, row by row.
+#include "reduce_cpu.h"
+
+#include <ATen/Parallel.h>
+#include <c10/util/BFloat16.h>
+#include <c10/util/Exception.h>
+#include <c10/util/Half.h>
+
+#include <type_traits>
+#include <vector>
+
+namespace rk {
+namespace {
+
+constexpr int64_t kChunkLanes = 4096;
+constexpr int64_t kTile = 64;
+constexpr int kMaxLevels = 64;
+
+template <class In>
+inline constexpr bool kHalfLike = std::is_same_v<In, c10::Half> || std::is_same_v<In, c10::BFloat16>;
+template <class In>
+using Val = std::conditional_t<kHalfLike<In>, float, std::conditional_t<std::is_integral_v<In>, int64_t, In>>;
+template <class In>
+using SumAcc = std::conditional_t<kHalfLike<In>, float, double>;
+template <class In>
+using Wide = std::conditional_t<kHalfLike<In>, float, double>;
+
+template <class T, class In>
+inline T cvt(In v) {
+  if constexpr (kHalfLike<In>) {
+    return static_cast<T>(static_cast<float>(v));
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+template <class Out, class R>
+inline Out out_cvt(R v) {
+  if constexpr (kHalfLike<Out>) {
+    return Out(static_cast<float>(v));
+  } else {
+    return static_cast<Out>(v);
+  }
+}
+
+// Pairwise tree over a stream of subtrees of equal size: push(v) in index order, result() at the
+// end (the missing right siblings are the identity).
+template <class Op>
+struct TreeStack {
+  using Acc = typename Op::Acc;
+  Acc st[kMaxLevels];
+  int64_t count = 0;
+  void push(Acc v) {
+    int k = 0;
+    for (; (count >> k) & 1; ++k) v = Op::combine(st[k], v);
+    st[k] = v;
+    ++count;
+  }
+  // The root of the perfect tree over the next power of two of subtrees: the last pending
+  // subtree (the lowest set bit k0 of count) is a left child padded with the identity; above it,
+  // the block is a right child of the pending subtree at level k when bit k of count is set.
+  Acc result() const {
+    if (count == 0) return Op::identity();
+    int top = 0, k0 = 0;
+    while ((int64_t{1} << top) < count) ++top;
+    while (!((count >> k0) & 1)) ++k0;
+    Acc acc = st[k0];
+    for (int k = k0; k < top; ++k) acc = k > k0 && ((count >> k) & 1) ? Op::combine(st[k], acc) : Op::combine(acc, Op::identity());
+    return acc;
+  }
+};
+
+// The lane of cnt (<= G) values at x (stride s), whose first has index i0.
+template <class In, class Op>
+typename Op::Acc lane(const In* x, int64_t s, int cnt, int64_t i0, const red::Params& p) {
+  constexpr int G = 64 / sizeof(In);
+  using T = typename Op::T;
+  if constexpr (Op::kBatched) {
+    T v[G];
+    for (int k = 0; k < G; ++k) v[k] = k < cnt ? cvt<T>(x[k * s]) : T(0);
+    return Op::lane(v, cnt, i0, p);
+  } else {
+    auto acc = Op::identity();
+    for (int k = 0; k < cnt; ++k) acc = Op::enter(acc, cvt<T>(x[k * s]), i0 + k, p);
+    return acc;
+  }
+}
+
+// Lanes [l0, l1) of a run of n values at x (stride s) into a stack.
+template <class In, class Op>
+void lanes(const In* x, int64_t s, int64_t n, int64_t l0, int64_t l1, TreeStack<Op>& st, const red::Params& p) {
+  constexpr int64_t G = 64 / sizeof(In);
+  for (int64_t l = l0; l < l1; ++l) {
+    const int64_t i0 = l * G;
+    st.push(lane<In, Op>(x + i0 * s, s, static_cast<int>(std::min<int64_t>(G, n - i0)), i0, p));
+  }
+}
+
+template <class Op, class Out0, class Out1>
+void store(const OpDesc& d, int64_t i, const typename Op::Acc& acc) {
+  const auto r = Op::project(acc, d.params);
+  static_cast<Out0*>(d.out0)[i] = out_cvt<Out0>(r.a);
+  if constexpr (Op::kOutputs == 2) {
+    if (d.out1) static_cast<Out1*>(d.out1)[i] = out_cvt<Out1>(r.b);  // var and std have no second output
+  }
+}
+
+template <class In, class Op, class Out0, class Out1 = Out0>
+void run(const OpDesc& d) {
+  using Acc = typename Op::Acc;
+  constexpr int64_t G = 64 / sizeof(In);
+  const In* x = static_cast<const In*>(d.in);
+  const int64_t R = d.extent, lanes_n = (R + G - 1) / G;
+  if (d.kind == StepKind::Rows && d.outer == 1 && lanes_n > kChunkLanes) {
+    // One long row: chunks of kChunkLanes lanes (aligned subtrees) in parallel, then in order.
+    const int64_t chunks = (lanes_n + kChunkLanes - 1) / kChunkLanes;
+    std::vector<Acc> part(chunks);
+    at::parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        TreeStack<Op> st;
+        lanes<In, Op>(x, 1, R, c * kChunkLanes, std::min(lanes_n, (c + 1) * kChunkLanes), st, d.params);
+        part[c] = st.result();
+      }
+    });
+    TreeStack<Op> st;
+    for (const Acc& a : part) st.push(a);
+    store<Op, Out0, Out1>(d, 0, st.result());
+    return;
+  }
+  if (d.kind == StepKind::Rows) {
+    at::parallel_for(0, d.outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(R, 1)), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        TreeStack<Op> st;
+        lanes<In, Op>(x + r * R, 1, R, 0, lanes_n, st, d.params);
+        store<Op, Out0, Out1>(d, r, st.result());
+      }
+    });
+    return;
+  }
+  // Columns: batch b, columns [c0, c0 + kTile) per task; each column's lanes down R.
+  const int64_t C = d.inner, tiles = (C + kTile - 1) / kTile;
+  at::parallel_for(0, d.outer * tiles, 1, [&](int64_t t0, int64_t t1) {
+    std::vector<TreeStack<Op>> st(kTile);
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t b = t / tiles, c0 = (t % tiles) * kTile, nc = std::min(kTile, C - c0);
+      for (int64_t c = 0; c < nc; ++c) {
+        st[c] = TreeStack<Op>();
+        lanes<In, Op>(x + b * R * C + c0 + c, C, R, 0, lanes_n, st[c], d.params);
+        store<Op, Out0, Out1>(d, b * C + c0 + c, st[c].result());
+      }
+    }
+  });
+}
+
+template <class In, class Op>
+void run_in_or_wide(const OpDesc& d) {
+  if (d.wide) {
+    run<In, Op, Wide<In>>(d);
+  } else {
+    run<In, Op, In>(d);
+  }
+}
+
+template <class In>
+void run_op(const OpDesc& d) {
+  using namespace red;
+  using V = Val<In>;
+  using A = SumAcc<In>;
+  if constexpr (std::is_integral_v<In>) {
+    if (op_float_only(d.op)) TORCH_CHECK(false, "reducekit: internal error: float-only op on an integer input");
+  }
+  switch (d.op) {
+    case OpKind::Prod:
+      if constexpr (std::is_integral_v<In>) {
+        return run<In, MapReduce<V, V, ProdM>, int64_t>(d);
+      } else {
+        return run_in_or_wide<In, MapReduce<V, V, ProdM>>(d);
+      }
+    case OpKind::All: return run<In, MapReduce<V, int, AndM, MapNonzero>, bool>(d);
+    case OpKind::Any: return run<In, MapReduce<V, int, OrM, MapNonzero>, bool>(d);
+    case OpKind::CountNonzero: return run<In, MapReduce<V, int64_t, SumM, MapNonzero>, int64_t>(d);
+    case OpKind::Amax: return run<In, MapReduce<V, V, MaxM>, In>(d);
+    case OpKind::Amin: return run<In, MapReduce<V, V, MinM>, In>(d);
+    case OpKind::AMinMax: return run<In, MinMax<V>, In>(d);
+    case OpKind::ArgMax: return run<In, ArgExt<V, true>, int64_t>(d);
+    case OpKind::ArgMin: return run<In, ArgExt<V, false>, int64_t>(d);
+    default: break;
+  }
+  if constexpr (!std::is_integral_v<In>) {
+    switch (d.op) {
+      case OpKind::Mean: return run_in_or_wide<In, MapReduce<A, A, SumM, MapId, FinMean>>(d);
+      case OpKind::NanSum: return run_in_or_wide<In, MapReduce<A, A, SumM, MapNanZero>>(d);
+      case OpKind::NanMean: return run_in_or_wide<In, NanMean<A, A>>(d);
+      case OpKind::Var: case OpKind::Std: case OpKind::VarMean: case OpKind::StdMean:
+        return run<In, Welford<A, A>, In, In>(d);  // runs in A too: the CPU has the time
+      case OpKind::LogSumExp: return run<In, LogSumExp<V, V>, In>(d);
+      case OpKind::Norm:
+        switch (d.ord) {
+          case NormOrd::Zero: return run_in_or_wide<In, MapReduce<V, A, SumM, MapNonzero>>(d);
+          case NormOrd::One: return run_in_or_wide<In, MapReduce<A, A, SumM, MapAbs>>(d);
+          case NormOrd::Two: return run_in_or_wide<In, MapReduce<A, A, SumM, MapSq, FinSqrt>>(d);
+          case NormOrd::Inf: return run_in_or_wide<In, MapReduce<V, V, MaxM, MapAbs>>(d);
+          case NormOrd::NegInf: return run_in_or_wide<In, MapReduce<V, V, MinM, MapAbs>>(d);
+          default: return run_in_or_wide<In, MapReduce<V, V, SumM, MapPowAbs, FinPowInv>>(d);
+        }
+      default: break;
+    }
+  }
+  TORCH_CHECK(false, "reducekit: internal error: no CPU kernel for op ", red::kOpNames[static_cast<int>(d.op)]);
+}
+
+}  // namespace
+
+void cpu_op_step(const OpDesc& d) {
+  switch (d.in_dtype) {
+    case DType::Bool: return run_op<bool>(d);
+    case DType::UInt8: return run_op<uint8_t>(d);
+    case DType::Int8: return run_op<int8_t>(d);
+    case DType::Int16: return run_op<int16_t>(d);
+    case DType::Int32: return run_op<int32_t>(d);
+    case DType::Int64: return run_op<int64_t>(d);
+    case DType::Float16: return run_op<c10::Half>(d);
+    case DType::BFloat16: return run_op<c10::BFloat16>(d);
+    case DType::Float32: return run_op<float>(d);
+    case DType::Float64: return run_op<double>(d);
+    default: TORCH_CHECK(false, "reducekit: internal error: bad dtype");
+  }
+}
+
+}  // namespace rk

@@ -1,0 +1,409 @@
+// The operators of every torch reduction reducekit serves: one struct per operator, torch-free and
+// CUDA-free (host and device), that the row, column and full kernels (kernels/reduce.cuh) and the
+// CPU loops (cpu/reduce_cpu.cpp) are templated on. Modeled on PyTorch's Reduce.cuh ops. Each has
+//   T, Acc          the value type an element is converted to, and the accumulator;
+//   identity()      the accumulator of no values (pads idle lanes and threads);
+//   enter(a, v, i, p)  value v, at index i of its reduced run, entering accumulator a;
+//   combine(a, b)   two accumulators; a covers values before b's (argmax's tie rule relies on the
+//                   index, not on this, so the order is a convenience, never a correctness need);
+//   project(a, p)   the result(s): r.a, and r.b when kOutputs == 2 (var_mean, aminmax).
+// Batched operators (kBatched: Welford, logsumexp) also take lane(v, cnt, i0, p): the
+// accumulator of a run of cnt values held in registers, computed in two passes (the run's mean,
+// then the squared deviations; the run's max, then the scaled exponentials), so that the
+// per-element cost is a few flops and a division or exp rescale is paid once per run.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "../kernels/faults.h"
+
+#ifndef RK_HD
+#if defined(__CUDACC__)
+#define RK_HD __host__ __device__ __forceinline__
+#else
+#define RK_HD inline
+#endif
+#endif
+
+namespace rk {
+namespace red {
+
+// Every reduction op reducekit serves. Sum itself runs its own plan (engine/plan.h); the others
+// run one kernel step on this engine.
+#define RK_OPS(X)                 \
+  X(Mean, "mean")                 \
+  X(NanSum, "nansum")             \
+  X(NanMean, "nanmean")           \
+  X(Prod, "prod")                 \
+  X(Amax, "amax")                 \
+  X(Amin, "amin")                 \
+  X(AMinMax, "aminmax")           \
+  X(All, "all")                   \
+  X(Any, "any")                   \
+  X(CountNonzero, "count_nonzero") \
+  X(Var, "var")                   \
+  X(Std, "std")                   \
+  X(VarMean, "var_mean")          \
+  X(StdMean, "std_mean")          \
+  X(Norm, "vector_norm")          \
+  X(LogSumExp, "logsumexp")       \
+  X(ArgMax, "argmax")             \
+  X(ArgMin, "argmin")
+
+enum class OpKind : int {
+#define RK_OP_ENUM(id, name) id,
+  RK_OPS(RK_OP_ENUM)
+#undef RK_OP_ENUM
+      Count
+};
+
+inline constexpr const char* kOpNames[] = {
+#define RK_OP_NAME(id, name) name,
+    RK_OPS(RK_OP_NAME)
+#undef RK_OP_NAME
+};
+
+// vector_norm's ord, by kernel: 0 (count of nonzeros), 1, 2, inf, -inf, any other p.
+enum class NormOrd : int { Zero, One, Two, Inf, NegInf, P };
+
+// Per-call constants of the finish (and of |x|^p).
+struct Params {
+  int64_t n = 1;            // values reduced into each output
+  double correction = 1.0;  // var/std: divide by max(0, n - correction)
+  double p = 2.0;           // NormOrd::P
+  bool sqrt = false;        // Welford: std (and std_mean) rather than var
+};
+
+template <class A, class B = A>
+struct Pair {
+  A a;
+  B b;
+};
+
+template <class T>
+RK_HD bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return v != v;
+  } else {
+    return false;
+  }
+}
+
+// Finite (not NaN, not +-inf) without isfinite, which differs between host and device headers.
+template <class T>
+RK_HD bool is_finite(T v) {
+  return v - v == T(0);
+}
+
+RK_HD float m_sqrt(float v) { return sqrtf(v); }
+RK_HD double m_sqrt(double v) { return sqrt(v); }
+RK_HD float m_exp(float v) { return expf(v); }
+RK_HD double m_exp(double v) { return exp(v); }
+RK_HD float m_log(float v) { return logf(v); }
+RK_HD double m_log(double v) { return log(v); }
+RK_HD float m_pow(float a, float b) { return powf(a, b); }
+RK_HD double m_pow(double a, double b) { return pow(a, b); }
+template <class T>
+RK_HD T m_abs(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return v < T(0) ? -v : (v == T(0) ? T(0) : v);  // -0 -> +0; NaN stays NaN
+  } else {
+    return v < T(0) ? static_cast<T>(T(0) - v) : v;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Monoids: the binary operators (with their identity) of the simple reductions. The gallery's
+// whole-tensor strategies (kernels/common.cuh) take these too.
+struct SumM {
+  template <class A>
+  RK_HD static A identity() { return A(0); }
+  template <class A>
+  RK_HD static A combine(A a, A b) {
+    if constexpr (std::is_integral_v<A> && std::is_signed_v<A>) {
+      using U = std::make_unsigned_t<A>;  // wraps like torch's integer sums
+      return static_cast<A>(static_cast<U>(a) + static_cast<U>(b));
+    } else {
+      return a + b;
+    }
+  }
+};
+
+struct ProdM {
+  template <class A>
+  RK_HD static A identity() { return A(1); }
+  template <class A>
+  RK_HD static A combine(A a, A b) {
+    if constexpr (std::is_integral_v<A> && std::is_signed_v<A>) {
+      using U = std::make_unsigned_t<A>;
+      return static_cast<A>(static_cast<U>(a) * static_cast<U>(b));
+    } else {
+      return a * b;
+    }
+  }
+};
+
+// max and min propagate NaN, as torch's amax/amin do.
+struct MaxM {
+  template <class A>
+  RK_HD static A identity() {
+    if constexpr (RK_FAULT_IS(OpsWrongIdentity)) return A(0);  // planted: max pads with 0, not the lowest value
+    if constexpr (std::is_floating_point_v<A>) return -std::numeric_limits<A>::infinity();
+    return std::numeric_limits<A>::lowest();
+  }
+  template <class A>
+  RK_HD static A combine(A a, A b) { return is_nan(a) ? a : (is_nan(b) ? b : (b > a ? b : a)); }
+};
+
+struct MinM {
+  template <class A>
+  RK_HD static A identity() {
+    if constexpr (std::is_floating_point_v<A>) return std::numeric_limits<A>::infinity();
+    return std::numeric_limits<A>::max();
+  }
+  template <class A>
+  RK_HD static A combine(A a, A b) { return is_nan(a) ? a : (is_nan(b) ? b : (b < a ? b : a)); }
+};
+
+// all/any: a value is true when it is nonzero (NaN included), as in torch.
+struct AndM {
+  template <class A>
+  RK_HD static A identity() { return A(1); }
+  template <class A>
+  RK_HD static A combine(A a, A b) { return A(a != A(0) && b != A(0)); }
+};
+
+struct OrM {
+  template <class A>
+  RK_HD static A identity() { return A(0); }
+  template <class A>
+  RK_HD static A combine(A a, A b) { return A(a != A(0) || b != A(0)); }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Element maps and finishes of MapReduce.
+struct MapId {
+  template <class A, class T>
+  RK_HD static A apply(T v, const Params&) { return static_cast<A>(v); }
+};
+struct MapNanZero {  // nansum, nanmean's sum
+  template <class A, class T>
+  RK_HD static A apply(T v, const Params&) { return is_nan(v) ? A(0) : static_cast<A>(v); }
+};
+struct MapAbs {
+  template <class A, class T>
+  RK_HD static A apply(T v, const Params&) { return m_abs(static_cast<A>(v)); }
+};
+struct MapSq {
+  template <class A, class T>
+  RK_HD static A apply(T v, const Params&) { return static_cast<A>(v) * static_cast<A>(v); }
+};
+struct MapPowAbs {
+  template <class A, class T>
+  RK_HD static A apply(T v, const Params& p) { return m_pow(m_abs(static_cast<A>(v)), static_cast<A>(p.p)); }
+};
+struct MapNonzero {  // count_nonzero, all, any, the 0-"norm"
+  template <class A, class T>
+  RK_HD static A apply(T v, const Params&) { return A(v != T(0)); }
+};
+
+struct FinId {
+  template <class A>
+  RK_HD static A apply(A a, const Params&) { return a; }
+};
+struct FinMean {
+  template <class A>
+  RK_HD static A apply(A a, const Params& p) { return a / static_cast<A>(p.n); }
+};
+struct FinSqrt {
+  template <class A>
+  RK_HD static A apply(A a, const Params&) { return m_sqrt(a); }
+};
+struct FinPowInv {
+  template <class A>
+  RK_HD static A apply(A a, const Params& p) { return m_pow(a, static_cast<A>(1.0 / p.p)); }
+};
+
+// value -> Map -> combined by the monoid M in A -> Fin. Serves mean, nansum, prod, amax, amin,
+// all, any, count_nonzero and every vector_norm but the two-pass-free ones are the same struct.
+template <class T_, class A, class M, class Map = MapId, class Fin = FinId>
+struct MapReduce {
+  using T = T_;
+  using Acc = A;
+  using Monoid = M;
+  static constexpr bool kBatched = false;
+  static constexpr int kOutputs = 1;
+  RK_HD static Acc identity() { return M::template identity<A>(); }
+  RK_HD static Acc enter(Acc a, T v, int64_t, const Params& p) { return M::template combine<A>(a, Map::template apply<A>(v, p)); }
+  RK_HD static Acc combine(Acc a, Acc b) { return M::template combine<A>(a, b); }
+  RK_HD static Pair<A> project(Acc a, const Params& p) { return {Fin::apply(a, p), A(0)}; }
+};
+
+// nanmean: the sum and the count of the non-NaN values.
+template <class T_, class A>
+struct NanMean {
+  using T = T_;
+  struct Acc {
+    A s;
+    int64_t n;
+  };
+  static constexpr bool kBatched = false;
+  static constexpr int kOutputs = 1;
+  RK_HD static Acc identity() { return {A(0), 0}; }
+  RK_HD static Acc enter(Acc a, T v, int64_t, const Params&) {
+    return is_nan(v) ? a : Acc{a.s + static_cast<A>(v), a.n + 1};
+  }
+  RK_HD static Acc combine(Acc a, Acc b) { return {a.s + b.s, a.n + b.n}; }
+  RK_HD static Pair<A> project(Acc a, const Params&) { return {a.s / static_cast<A>(a.n), A(0)}; }
+};
+
+// var, std, var_mean, std_mean: Welford's state (mean, M2 = sum of squared deviations, n), runs
+// of values reduced in two passes in registers, runs and partials merged by Chan et al.'s
+// formula. Never a sum of squares minus a squared sum: no cancellation on data with a large mean.
+template <class T_, class A>
+struct Welford {
+  using T = T_;
+  struct Acc {
+    A mean;
+    A m2;
+    int64_t n;
+  };
+  static constexpr bool kBatched = true;
+  static constexpr int kOutputs = 2;  // (var or std, mean)
+  RK_HD static Acc identity() { return {A(0), A(0), 0}; }
+  RK_HD static Acc enter(Acc a, T v, int64_t, const Params&) {
+    const int64_t n = a.n + 1;
+    const A x = static_cast<A>(v), d = x - a.mean;
+    const A mean = a.mean + d / static_cast<A>(n);
+    return {mean, a.m2 + d * (x - mean), n};
+  }
+  template <int N>
+  RK_HD static Acc lane(const T (&v)[N], int cnt, int64_t, const Params&) {
+    // The run (at most 32 values) in the value type, shifted by its first value c (the shifted-data
+    // algorithm: the sums see x - c, of the data's spread, not its mean, so a float32 run keeps
+    // its accuracy on data with a large mean); its mean c + ms and its M2 then merge in A. Per
+    // element a few value-type flops; per run one conversion and one A division.
+    if (cnt <= 0) return identity();
+    const T c = v[0];
+    T s = T(0);
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      if (k < cnt) s += v[k] - c;
+    const T ms = s / static_cast<T>(cnt);
+    T m2 = T(0);
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if (k < cnt) {
+        const T d = (v[k] - c) - ms;
+        m2 += d * d;
+      }
+    }
+    return {static_cast<A>(c) + static_cast<A>(ms), static_cast<A>(m2), cnt};
+  }
+  RK_HD static Acc combine(Acc a, Acc b) {
+    if (a.n == 0) return b;
+    if (b.n == 0) return a;
+    const int64_t n = a.n + b.n;
+    const A d = b.mean - a.mean, fb = static_cast<A>(b.n) / static_cast<A>(n);
+    // Chan's correction term d^2 * na * nb / n: the spread between the two parts' means.
+    const A corr = RK_FAULT_IS(WelfordNoCorrection) ? A(0) : d * d * static_cast<A>(a.n) * fb;  // planted: dropped
+    return {a.mean + d * fb, a.m2 + b.m2 + corr, n};
+  }
+  RK_HD static Pair<A> project(Acc a, const Params& p) {
+    const double dof = static_cast<double>(a.n) - p.correction;
+    A var = a.m2 / static_cast<A>(dof > 0 ? dof : 0.0);
+    if (p.sqrt) var = m_sqrt(var);
+    return {var, a.n > 0 ? a.mean : A(NAN)};
+  }
+};
+
+// logsumexp in one pass: the running max m and the sum s of exp(x - m), rescaled when m grows.
+// A non-finite max decides the result alone: NaN if any value is NaN, +inf if any is +inf, -inf
+// when every value is -inf (or there are none).
+template <class T_, class A>
+struct LogSumExp {
+  using T = T_;
+  struct Acc {
+    A m;
+    A s;
+  };
+  static constexpr bool kBatched = true;
+  static constexpr int kOutputs = 1;
+  RK_HD static Acc identity() { return {-std::numeric_limits<A>::infinity(), A(0)}; }
+  RK_HD static Acc enter(Acc a, T v, int64_t, const Params&) { return combine(a, Acc{static_cast<A>(v), A(1)}); }
+  template <int N>
+  RK_HD static Acc lane(const T (&v)[N], int cnt, int64_t, const Params&) {
+    A m = -std::numeric_limits<A>::infinity();
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      if (k < cnt) m = MaxM::combine<A>(m, static_cast<A>(v[k]));
+    if (!is_finite(m)) return {m, A(0)};
+    A s = A(0);
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      if (k < cnt) s += m_exp(static_cast<A>(v[k]) - m);
+    return {m, s};
+  }
+  RK_HD static Acc combine(Acc a, Acc b) {
+    const A m = MaxM::combine<A>(a.m, b.m);
+    if (!is_finite(m)) return {m, A(0)};
+    return {m, a.s * m_exp(a.m - m) + b.s * m_exp(b.m - m)};
+  }
+  RK_HD static Pair<A> project(Acc a, const Params&) { return {is_finite(a.m) ? a.m + m_log(a.s) : a.m, A(0)}; }
+};
+
+// argmax (kMax) and argmin: the value and its index. The first occurrence wins a tie, and a NaN
+// is more extreme than any number (torch's rules); the rule compares indices, so it holds
+// whatever order partial results meet in. Index -1 marks the identity (no value yet).
+template <class T_, bool kMax>
+struct ArgExt {
+  using T = T_;
+  struct Acc {
+    T v;
+    int64_t i;
+  };
+  static constexpr bool kBatched = false;
+  static constexpr int kOutputs = 1;
+  RK_HD static Acc identity() { return {T(0), -1}; }
+  // Whether b replaces a.
+  RK_HD static bool better(const Acc& b, const Acc& a) {
+    if (b.i < 0) return false;
+    if (a.i < 0) return true;
+    const bool earlier = RK_FAULT_IS(ArgmaxLastTie) ? b.i > a.i : b.i < a.i;  // planted: the last tie wins
+    if (is_nan(a.v)) return is_nan(b.v) && earlier;
+    if (is_nan(b.v)) return true;
+    if (kMax ? b.v > a.v : b.v < a.v) return true;
+    return b.v == a.v && earlier;
+  }
+  RK_HD static Acc enter(Acc a, T v, int64_t i, const Params&) {
+    const Acc b{v, i};
+    return better(b, a) ? b : a;
+  }
+  RK_HD static Acc combine(Acc a, Acc b) { return better(b, a) ? b : a; }
+  RK_HD static Pair<int64_t> project(Acc a, const Params&) { return {a.i, 0}; }
+};
+
+// aminmax: both extremes in one read.
+template <class T_>
+struct MinMax {
+  using T = T_;
+  struct Acc {
+    T mn;
+    T mx;
+  };
+  static constexpr bool kBatched = false;
+  static constexpr int kOutputs = 2;  // (min, max)
+  RK_HD static Acc identity() { return {MinM::identity<T>(), MaxM::identity<T>()}; }
+  RK_HD static Acc enter(Acc a, T v, int64_t, const Params&) { return {MinM::combine<T>(a.mn, v), MaxM::combine<T>(a.mx, v)}; }
+  RK_HD static Acc combine(Acc a, Acc b) { return {MinM::combine<T>(a.mn, b.mn), MaxM::combine<T>(a.mx, b.mx)}; }
+  RK_HD static Pair<T> project(Acc a, const Params&) { return {a.mn, a.mx}; }
+};
+
+template <class Op>
+inline constexpr bool kIsBatched = Op::kBatched;
+
+}  // namespace red
+}  // namespace rk

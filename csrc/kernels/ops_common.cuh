@@ -1,0 +1,55 @@
+// What the operator families (ops_*.cu) share: the value and accumulator types per input dtype,
+// and one engine step of an operator with its output types.
+#pragma once
+
+#include "launchers.h"
+#include "reduce.cuh"
+
+namespace rk {
+namespace ops {
+
+template <class In>
+inline constexpr bool kHalfLike = std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>;
+
+// The value an element is compared or multiplied as: float for 16-bit floats, int64 for bool
+// and integers, the dtype itself for float32 and float64.
+template <class In>
+using Val = std::conditional_t<kHalfLike<In>, float, std::conditional_t<std::is_integral_v<In>, int64_t, In>>;
+// Sums (mean, nansum, nanmean, var, the 0/1/2-norms) accumulate as sum does on the engine:
+// float32 for 16-bit floats, float64 for float32 and float64.
+template <class In>
+using SumAcc = std::conditional_t<kHalfLike<In>, float, double>;
+// The `wide` output: float32 for 16-bit floats, float64 for float32 (and float64).
+template <class In>
+using Wide = std::conditional_t<kHalfLike<In>, float, double>;
+
+template <class In, class Op, class Out0, class Out1 = Out0>
+cudaError_t run(const OpStep& a, size_t* ws) {
+  if (ws) {
+    *ws = eng::step_workspace<typename Op::Acc>(a.kind, a.outer, a.extent, a.inner, static_cast<int>(sizeof(In)), a.num_sms);
+    return cudaSuccess;
+  }
+  return eng::run_step<In, Op, Out0, Out1>(a.kind, a.outer, a.extent, a.inner, static_cast<const In*>(a.in),
+                                           eng::Outs<Out0, Out1>{static_cast<Out0*>(a.out0), static_cast<Out1*>(a.out1)},
+                                           a.workspace, a.params, a.stream, a.cc, a.num_sms, a.pdl);
+}
+
+// Output In or Wide<In>, by a.wide.
+template <class In, class Op>
+cudaError_t run_in_or_wide(const OpStep& a, size_t* ws) {
+  return a.wide ? run<In, Op, Wide<In>>(a, ws) : run<In, Op, In>(a, ws);
+}
+
+template <class F>
+cudaError_t dispatch_float(DType d, F&& f) {
+  switch (d) {
+    case DType::Float16: return f(eng::InType<__half>{});
+    case DType::BFloat16: return f(eng::InType<__nv_bfloat16>{});
+    case DType::Float32: return f(eng::InType<float>{});
+    case DType::Float64: return f(eng::InType<double>{});
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace ops
+}  // namespace rk

@@ -1,0 +1,228 @@
+"""Every torch reduction but sum, with torch's signatures, on reducekit's engine.
+
+Each function reads its input once (var_mean and std_mean included), with torch's result dtype,
+shape and errors (judged by torch's OpInfo samples in tests/test_ops.py), autograd where torch
+has a gradient, and the engine's determinism: the bits of each output depend only on its own
+slice. `method` is "auto" (the engine, any dims) or, for prod, amax, amin, all and any over the
+whole tensor, a gallery strategy from reducekit.methods() that serves the op.
+
+All of them call one custom op, torch.ops.reducekit.reduce(input, op, dim, keepdim, dtype=, ord=,
+correction=, method=), which returns a list of one or two tensors.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from . import _C
+
+_compiling = torch.compiler.is_compiling
+_fast = _C.reduce
+
+
+def _dims(dim):
+    """dim as the custom op takes it: None, or a list of ints."""
+    if dim is None:
+        return None
+    if isinstance(dim, int) and not isinstance(dim, bool):
+        return [dim]
+    return list(dim)
+
+
+def _call(op, input, dim, keepdim=False, dtype=None, ord=2.0, correction=1.0, method="auto"):
+    if not isinstance(input, torch.Tensor):
+        raise TypeError(f"reducekit.{op}: input must be a torch.Tensor, got {type(input).__name__}")
+    if not isinstance(method, str):
+        raise TypeError(f"reducekit.{op}: method must be a str naming a method (see reducekit.methods()), got {method!r}")
+    if dtype is not None and not isinstance(dtype, torch.dtype):
+        raise TypeError(f"reducekit.{op}: dtype must be a torch.dtype or None, got {dtype!r}")
+    if _compiling():
+        return torch.ops.reducekit.reduce.default(input, op, _dims(dim), keepdim, dtype=dtype, ord=float(ord),
+                                                  correction=float(correction), method=method)
+    return _fast(op, input, dim, keepdim, dtype=dtype, ord=float(ord), correction=float(correction), method=method)
+
+
+def _all_dims(dim):
+    """amax/amin/logsumexp/count_nonzero: dim=() means every dim."""
+    if dim is None or (not isinstance(dim, int) and len(dim) == 0):
+        return None
+    return dim
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None, method="auto"):
+    """torch.mean: float and complex inputs (integers with dtype=); 16-bit floats accumulate in
+    float32, float32 in float64."""
+    return _call("mean", input, dim, keepdim, dtype, method=method)[0]
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None, method="auto"):
+    """torch.nansum: the sum with NaN counted as zero."""
+    return _call("nansum", input, dim, keepdim, dtype, method=method)[0]
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, method="auto"):
+    """torch.nanmean: the mean of the non-NaN values (NaN where there are none)."""
+    return _call("nanmean", input, dim, keepdim, dtype, method=method)[0]
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None, method="auto"):
+    """torch.prod: every value (dim=None) or one dim. Integers multiply in int64, wrapping."""
+    if dim is not None and not (isinstance(dim, int) and not isinstance(dim, bool)):
+        raise TypeError(f"reducekit.prod: dim must be an int or None (torch.prod reduces one dim), got {dim!r}")
+    return _call("prod", input, dim, keepdim, dtype, method=method)[0]
+
+
+def amax(input, dim=(), keepdim=False, *, method="auto"):
+    """torch.amax: the largest value over dim (every dim for ()); NaN propagates."""
+    return _call("amax", input, _all_dims(dim), keepdim, method=method)[0]
+
+
+def amin(input, dim=(), keepdim=False, *, method="auto"):
+    """torch.amin: the smallest value over dim (every dim for ()); NaN propagates."""
+    return _call("amin", input, _all_dims(dim), keepdim, method=method)[0]
+
+
+def aminmax(input, *, dim=None, keepdim=False, method="auto"):
+    """torch.aminmax: (min, max) in one read, as torch.return_types.aminmax."""
+    if dim is not None and not (isinstance(dim, int) and not isinstance(dim, bool)):
+        raise TypeError(f"reducekit.aminmax: dim must be an int or None, got {dim!r}")
+    mn, mx = _call("aminmax", input, dim, keepdim, method=method)
+    return torch.return_types.aminmax((mn, mx))
+
+
+def _truth(input):
+    """torch.all/any over dim=(): no dim reduced, each value's truth."""
+    t = input != 0
+    return t.to(torch.uint8) if input.dtype == torch.uint8 else t
+
+
+def all(input, dim=None, keepdim=False, *, method="auto"):  # noqa: A001
+    """torch.all: whether every value is nonzero (bool; uint8 for uint8 input)."""
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        return _truth(input)
+    return _call("all", input, dim, keepdim, method=method)[0]
+
+
+def any(input, dim=None, keepdim=False, *, method="auto"):  # noqa: A001
+    """torch.any: whether some value is nonzero (bool; uint8 for uint8 input)."""
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        return _truth(input)
+    return _call("any", input, dim, keepdim, method=method)[0]
+
+
+def count_nonzero(input, dim=None, *, method="auto"):
+    """torch.count_nonzero: the number of nonzero values (int64)."""
+    return _call("count_nonzero", input, _all_dims(dim), False, method=method)[0]
+
+
+def _correction(name, dim, unbiased, correction):
+    """torch's var/std argument rules: var(x, unbiased), var(x, dim, unbiased, keepdim) and
+    var(x, dim, *, correction=1, keepdim)."""
+    if isinstance(dim, bool):  # var(x, True): the legacy unbiased overload
+        if unbiased is not None:
+            raise TypeError(f"reducekit.{name}: unbiased given twice")
+        dim, unbiased = None, dim
+    if unbiased is not None and correction is not None:
+        raise RuntimeError(f"reducekit.{name}: cannot specify both unbiased and correction; pass correction only "
+                           f"(unbiased=True is correction=1, False is 0)")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    if isinstance(correction, bool) or not isinstance(correction, (int, float)):
+        raise TypeError(f"reducekit.{name}: correction must be a number, got {correction!r}")
+    return dim, float(correction)
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, method="auto"):
+    """torch.var: Welford/Chan in one read; divides by max(0, n - correction)."""
+    dim, c = _correction("var", dim, unbiased, correction)
+    return _call("var", input, dim, keepdim, correction=c, method=method)[0]
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, method="auto"):
+    """torch.std: the square root of var."""
+    dim, c = _correction("std", dim, unbiased, correction)
+    return _call("std", input, dim, keepdim, correction=c, method=method)[0]
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, method="auto"):
+    """torch.var_mean: (var, mean) from one read of the input."""
+    dim, c = _correction("var_mean", dim, unbiased, correction)
+    return tuple(_call("var_mean", input, dim, keepdim, correction=c, method=method))
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, method="auto"):
+    """torch.std_mean: (std, mean) from one read of the input."""
+    dim, c = _correction("std_mean", dim, unbiased, correction)
+    return tuple(_call("std_mean", input, dim, keepdim, correction=c, method=method))
+
+
+def logsumexp(input, dim, keepdim=False, *, method="auto"):
+    """torch.logsumexp in one pass: a running max and a rescaled sum of exponentials."""
+    return _call("logsumexp", input, dim, keepdim, method=method)[0]
+
+
+def argmax(input, dim=None, keepdim=False, *, method="auto"):
+    """torch.argmax: the first index of the largest value (of the first NaN, if any)."""
+    if dim is not None and not (isinstance(dim, int) and not isinstance(dim, bool)):
+        raise TypeError(f"reducekit.argmax: dim must be an int or None, got {dim!r}")
+    return _call("argmax", input, dim, keepdim, method=method)[0]
+
+
+def argmin(input, dim=None, keepdim=False, *, method="auto"):
+    """torch.argmin: the first index of the smallest value (of the first NaN, if any)."""
+    if dim is not None and not (isinstance(dim, int) and not isinstance(dim, bool)):
+        raise TypeError(f"reducekit.argmin: dim must be an int or None, got {dim!r}")
+    return _call("argmin", input, dim, keepdim, method=method)[0]
+
+
+class linalg:  # noqa: N801  (reducekit.linalg.vector_norm, as torch.linalg.vector_norm)
+    """reducekit.linalg.vector_norm."""
+
+    @staticmethod
+    def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, method="auto"):  # noqa: A002
+        """torch.linalg.vector_norm: ord 0 (nonzeros), 1, 2, inf, -inf or any other p; complex
+        inputs give the norm of their absolute values."""
+        if isinstance(ord, bool) or not isinstance(ord, (int, float)):
+            raise TypeError(f"reducekit.linalg.vector_norm: ord must be a number, got {ord!r}")
+        return _call("vector_norm", x, dim, keepdim, dtype, ord=float(ord), method=method)[0]
+
+
+# What each op computes on fake tensors (torch.compile, opcheck): torch's own op gives the shapes
+# and dtypes (and raises torch's errors for bad dims).
+def _torch_ref(op, x, dim, keepdim, dtype, ord, correction):
+    d1 = None if dim is None else (dim[0] if len(dim) == 1 else tuple(dim))
+    if op == "mean":
+        return torch.mean(x, dim, keepdim, dtype=dtype) if dim else torch.mean(x, dtype=dtype).reshape([1] * x.dim() if keepdim else [])
+    if op in ("nansum", "nanmean"):
+        f = getattr(torch, op)
+        return f(x, dim if dim else None, keepdim, dtype=dtype)
+    if op == "prod":
+        return torch.prod(x, d1, keepdim, dtype=dtype) if dim else torch.prod(x, dtype=dtype).reshape([1] * x.dim() if keepdim else [])
+    if op in ("amax", "amin"):
+        return getattr(torch, op)(x, dim if dim else (), keepdim)
+    if op == "aminmax":
+        return tuple(torch.aminmax(x, dim=d1, keepdim=keepdim))
+    if op in ("all", "any"):
+        f = getattr(torch, op)
+        return f(x, tuple(dim), keepdim) if dim else f(x).reshape([1] * x.dim() if keepdim else [])
+    if op == "count_nonzero":
+        return torch.count_nonzero(x, tuple(dim) if dim else None)
+    if op in ("var", "std", "var_mean", "std_mean"):
+        return getattr(torch, op)(x, dim, correction=correction, keepdim=keepdim)
+    if op == "vector_norm":
+        return torch.linalg.vector_norm(x, ord, dim, keepdim, dtype=dtype)
+    if op == "logsumexp":
+        return torch.logsumexp(x, dim if dim else list(range(x.dim())), keepdim)
+    if op in ("argmax", "argmin"):
+        return getattr(torch, op)(x, d1, keepdim)
+    raise ValueError(f"unknown op {op!r}")
+
+
+@torch.library.register_fake("reducekit::reduce")
+def _reduce_fake(self, op, dim=None, keepdim=False, *, dtype=None, ord=2.0, correction=1.0, method="auto"):
+    if math.isnan(ord):
+        ord = 2.0
+    r = _torch_ref(op, self, dim, keepdim, dtype, ord, correction)
+    r = list(r) if isinstance(r, tuple) else [r]
+    return [t.contiguous() for t in r]

@@ -1,0 +1,276 @@
+"""Every torch reduction but sum (reducekit.mean, amax, var_mean, ..., linalg.vector_norm), judged by
+torch's own OpInfo: every sample_inputs and reference_inputs sample, for every dtype torch supports
+on the device, gives torch's dtype, shape and values (integers, bool and indices exactly; floats
+equal within the dtype's tolerance, or no further from a float64 reference than torch's own result
+plus two ulps: reducekit accumulates wider than torch), and torch's exception type where torch
+raises. Plus the engine's own promises: batch invariance, NaN rules, gallery strategies for the
+ops they serve, and wide data on both kernel shapes (rows and columns).
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+
+import pytest
+import torch
+
+import reducekit
+from helpers import generator, poison_allocator, same_bits
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
+
+OURS = {
+    "mean": reducekit.mean, "prod": reducekit.prod, "amax": reducekit.amax, "amin": reducekit.amin,
+    "aminmax": reducekit.aminmax, "nansum": reducekit.nansum, "nanmean": reducekit.nanmean, "all": reducekit.all,
+    "any": reducekit.any, "count_nonzero": reducekit.count_nonzero, "var": reducekit.var, "std": reducekit.std,
+    "var_mean": reducekit.var_mean, "std_mean": reducekit.std_mean, "logsumexp": reducekit.logsumexp,
+    "argmax": reducekit.argmax, "argmin": reducekit.argmin, "linalg.vector_norm": reducekit.linalg.vector_norm,
+}
+# torch ops reducekit does not serve yet (the closing note of issue 10 says why): skipped, counted.
+NOT_YET = {("prod", torch.complex64), ("prod", torch.complex128), ("prod", torch.complex32)}
+
+
+@functools.lru_cache(maxsize=1)
+def opinfos():
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    return [o for o in op_db if o.name in OURS]
+
+
+def opinfo_cases():
+    cases = []
+    for o in opinfos():
+        dtypes = set(o.supported_dtypes("cpu")) | set(o.supported_dtypes("cuda"))
+        for dt in sorted(dtypes, key=str):
+            cases.append(pytest.param(o.name, o.variant_test_name, dt, id=f"{o.name}-{o.variant_test_name or 'default'}-{dt}"))
+    return cases
+
+
+def test_every_op_has_its_opinfo():
+    """Each reducekit op is judged by at least one torch OpInfo (none silently left out)."""
+    assert {o.name for o in opinfos()} == set(OURS)
+
+
+def _ulp(t: torch.Tensor) -> torch.Tensor:
+    dt = t.dtype if not t.is_complex() else t.real.dtype
+    return torch.finfo(dt).eps * t.abs().to(torch.float64) + torch.finfo(dt).tiny
+
+
+def _reference(name, s, variant):
+    """torch's op on the float64 (complex128) upcast of a float sample, or None."""
+    x = s.input
+    if not (x.is_floating_point() or x.is_complex()) or name in ("argmax", "argmin", "all", "any", "count_nonzero"):
+        return None
+    wide = x.to(torch.complex128 if x.is_complex() else torch.float64)
+    kwargs = dict(s.kwargs)
+    if "dtype" in kwargs:
+        return None
+    op = next(o for o in opinfos() if o.name == name and o.variant_test_name == variant)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = op.op(wide, *s.args, **kwargs)
+    return tuple(r) if isinstance(r, tuple) else (r,)
+
+
+def _compare(name, got, exp, ref, what):
+    assert got.dtype == exp.dtype and got.shape == exp.shape, \
+        f"{what} got {got.dtype}{tuple(got.shape)}, torch {exp.dtype}{tuple(exp.shape)}"
+    if not (exp.is_floating_point() or exp.is_complex()):
+        assert torch.equal(got.cpu(), exp.cpu()), f"{what} got {got}, torch {exp}"
+        return
+    try:
+        torch.testing.assert_close(got, exp, equal_nan=True)
+        return
+    except AssertionError:
+        if ref is None:
+            raise
+    # Wider accumulation than torch's: no further from the float64 reference than torch + 2 ulps.
+    g, e, r = (t.to(torch.complex128 if t.is_complex() else torch.float64).cpu() for t in (got, exp, ref))
+    nan_ok = torch.equal(g.isnan(), r.isnan()) or torch.equal(g.isnan(), e.isnan())
+    assert nan_ok, f"{what} NaN pattern differs: got {got}, torch {exp}"
+    fin = ~(r.isnan() | e.isnan())
+    err_g = (g - r).abs()[fin]
+    err_e = (e - r).abs()[fin]
+    slack = 2 * _ulp(r.cpu())[fin]
+    bad = ~((err_g <= err_e + slack) | (g[fin] == r[fin]))
+    assert not bool(bad.any()), f"{what} error {err_g[bad][:4]} vs torch's {err_e[bad][:4]} (got {g[fin][bad][:4]}, ref {r[fin][bad][:4]})"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name,variant,dtype", opinfo_cases())
+def test_opinfo_parity(device, name, variant, dtype):
+    op = next(o for o in opinfos() if o.name == name and o.variant_test_name == variant)
+    if dtype not in op.supported_dtypes(device):
+        pytest.skip(f"torch's {name} has no {dtype} on {device}")
+    if (name, dtype) in NOT_YET:
+        pytest.skip(f"reducekit.{name} does not serve {dtype} yet (NotImplementedError; issue 10 closing note)")
+    ours = OURS[name]
+    samples = list(op.sample_inputs(device, dtype)) + list(op.reference_inputs(device, dtype))
+    assert samples, f"OpInfo gave no samples for {name} {dtype} on {device}"
+    checked = 0
+    for s in samples:
+        x = s.input
+        before = x.clone()
+        poison_allocator(device)
+        what = f"{name} OpInfo sample {checked} {dtype} shape={tuple(x.shape)} args={s.args} kwargs={s.kwargs}:"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                exp = op.op(x, *s.args, **s.kwargs)
+                exp_err = None
+            except Exception as e:  # noqa: BLE001
+                exp, exp_err = None, e
+            if exp_err is not None:
+                with pytest.raises(type(exp_err)):
+                    ours(x, *s.args, **s.kwargs)
+                checked += 1
+                continue
+            got = ours(x, *s.args, **s.kwargs)
+        exps = tuple(exp) if isinstance(exp, (tuple, list)) else (exp,)
+        gots = tuple(got) if isinstance(got, (tuple, list)) else (got,)
+        assert len(exps) == len(gots), f"{what} {len(gots)} outputs, torch {len(exps)}"
+        refs = _reference(name, s, variant)
+        for k, (g, e) in enumerate(zip(gots, exps)):
+            _compare(name, g, e, refs[k] if refs else None, f"{what} output {k}")
+        assert same_bits(x, before), f"{what} input modified"
+        checked += 1
+    assert checked == len(samples)
+
+
+# ------------------------------------------------------------------------------------------------
+# The engine's own promises, on larger data than OpInfo's (both kernel shapes, split rows).
+
+SHAPES = [((3, 70001), 1), ((70001, 3), 0), ((5, 300, 7), 1), ((2**16 + 3,), 0), ((37, 129), (0, 1))]
+
+
+def _data(shape, dtype, device, key, mean=0.0):
+    g = generator(device, "ops", key, str(shape), str(dtype))
+    return (torch.randn(shape, generator=g, device=device, dtype=torch.float64) * 3 + mean).to(dtype)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64], ids=str)
+@pytest.mark.parametrize("shape,dim", SHAPES, ids=[f"{s}-{d}" for s, d in SHAPES])
+def test_values_against_float64(device, dtype, shape, dim):
+    """mean, var_mean, std, nanmean, vector_norm (1, 2, 3, inf), logsumexp, amax/amin and argmax on
+    rows, columns and split long rows, with a nonzero mean: within a bound of a float64 reference
+    derived from the accumulator (float32 for bfloat16, float64 otherwise) and the run length."""
+    x = _data(shape, dtype, device, "values", mean=7.0)
+    xd = x.double()
+    n = xd.numel() // (xd.sum(dim).numel() if isinstance(dim, int) else xd.sum(dim).numel())
+    acc_eps = 2.0**-24 if dtype == torch.bfloat16 else 2.0**-53
+    out_eps = torch.finfo(dtype).eps / 2
+    depth = 16 + n.bit_length()  # a lane of at most 32 values, then a pairwise tree
+
+    def close(got, ref, scale, extra=0.0):
+        # float64 data: the float64 reference carries an error of the same order as ours
+        tol = out_eps * ref.abs() + (2 if dtype == torch.float64 else 1) * depth * acc_eps * scale + extra
+        err = (got.double() - ref).abs()
+        assert bool((err <= tol).all()), f"max err {float((err - tol).max())} over tolerance"
+
+    d = dim
+    absx = xd.abs()
+    close(reducekit.mean(x, d), xd.mean(d), absx.mean(d))
+    v, m = reducekit.var_mean(x, d)
+    vr = xd.var(d)
+    close(m, xd.mean(d), absx.mean(d))
+    # Welford's runs of <= 32 values are two-pass in the value type (float32 for float32 input):
+    # each run's M2 carries its error, and its float32 mean an error of eps * |mean| * 32 whose
+    # square biases M2 by n times that.
+    run_eps = 2.0**-24 if dtype != torch.float64 else 2.0**-53
+    bias = (run_eps * 32 * absx.amax(d)) ** 2 * 2
+    close(v, vr, (xd - xd.mean(d, keepdim=True)).pow(2).sum(d) / (n - 1) * 4 * (run_eps / acc_eps), bias)
+    close(reducekit.std(x, d), xd.std(d), 4 * xd.std(d) * (run_eps / acc_eps), bias / xd.std(d))
+    close(reducekit.nanmean(x, d), xd.mean(d), absx.mean(d))
+    for o in (1, 2, 3, float("inf")):
+        # (torch.linalg.vector_norm's own float64 ord-1 result is off by ~1e-14 relative here; sum is not)
+        ref = xd.abs().amax(d) if o == float("inf") else xd.abs().pow(o).sum(d).pow(1.0 / o)
+        extra = ref.abs() * (2.0**-22 if o == 3 else 0)  # powf in float32
+        close(reducekit.linalg.vector_norm(x, o, d), ref, ref, extra)
+    ref = torch.logsumexp(xd, d)
+    close(reducekit.logsumexp(x, d), ref, ref.abs() + 1, ref.abs() * 2.0**-21 + 2.0**-21)
+    assert torch.equal(reducekit.amax(x, d), x.amax(d))
+    assert torch.equal(reducekit.amin(x, d), x.amin(d))
+    if isinstance(dim, int):
+        assert torch.equal(reducekit.argmax(x, d), x.argmax(d))
+        assert torch.equal(reducekit.argmin(x, d), x.argmin(d))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("op", ["mean", "var_mean", "logsumexp", "vector_norm", "argmax", "amax", "prod"])
+def test_batch_invariance(device, op):
+    """Each output's bits depend only on its own slice: rows and columns reduced in a batch equal
+    the same slice reduced alone."""
+    f = {"vector_norm": lambda t, d: reducekit.linalg.vector_norm(t, 2, d)}.get(op, getattr(reducekit, op, None))
+    x = _data((9, 3001), torch.float32, device, "inv", mean=2.0) * (0.5 if op == "prod" else 1.0)
+    for d, sl in ((1, lambda i: x[i:i + 1]), (0, lambda i: x[:, i:i + 1])):
+        whole = f(x, d)
+        whole = whole[0] if isinstance(whole, tuple) else whole
+        for i in (0, 4, x.shape[1 - d] - 1):
+            alone = f(sl(i).contiguous(), d)
+            alone = alone[0] if isinstance(alone, tuple) else alone
+            assert same_bits(whole.reshape(-1)[i:i + 1], alone.reshape(-1)), f"{op} dim {d} slice {i}"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_nan_and_tie_rules(device):
+    """NaN propagates through amax/amin/logsumexp and argmax picks the first NaN; nansum/nanmean
+    skip NaN; argmax/argmin keep the first of equal values, in rows, columns and long rows."""
+    for n in (5, 70, 5000, 70001):
+        x = torch.zeros(n, device=device)
+        x[n // 3] = 2.0
+        x[n // 2] = 2.0
+        x[n - 1] = 2.0
+        assert int(reducekit.argmax(x)) == n // 3
+        assert int(reducekit.argmin(-x)) == n // 3
+        assert int(reducekit.argmax(x.reshape(1, n), 1)) == n // 3
+        assert int(reducekit.argmax(x.reshape(n, 1), 0)) == n // 3
+        x[n // 2] = float("nan")
+        x[n - 1] = float("nan")
+        assert int(reducekit.argmax(x)) == n // 2 and int(reducekit.argmin(x)) == n // 2
+        assert reducekit.amax(x).isnan() and reducekit.amin(x).isnan() and reducekit.logsumexp(x, 0).isnan()
+        assert float(reducekit.nansum(x)) == 2.0
+        assert float(reducekit.nanmean(x)) == pytest.approx(2.0 / (n - 2))
+        # all-negative data: a wrong identity (0) would show wherever lanes are padded
+        y = -1.0 - torch.arange(n, device=device, dtype=torch.float32)
+        assert float(reducekit.amax(y)) == -1.0 and int(reducekit.argmax(y)) == 0
+
+
+GALLERY_OPS = ["prod", "amax", "amin", "all", "any"]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32, torch.uint8, torch.bool], ids=str)
+@pytest.mark.parametrize("op", GALLERY_OPS)
+def test_gallery_serves_ops(op, dtype):
+    """Every method whose registry record lists the op gives torch's whole-tensor result, on odd
+    sizes (tails), for floats and integers; the others raise a ValueError naming those that can."""
+    f = getattr(reducekit, op)
+    tf = getattr(torch, op)
+    for n in (1, 1000, 2**17 + 3):
+        g = generator("cuda", "gallery", op, str(dtype), n)
+        if dtype.is_floating_point:
+            x = (1.0 + 0.001 * torch.randn(n, generator=g, device="cuda")).to(dtype) if op == "prod" else \
+                torch.randn(n, generator=g, device="cuda").to(dtype) - 3.0
+        elif dtype == torch.bool:
+            x = torch.rand(n, generator=g, device="cuda") > 0.001
+        else:
+            x = torch.randint(-100 if dtype != torch.uint8 else 0, 100, (n,), generator=g, device="cuda").to(dtype)
+            if op == "prod":
+                x = (x % 3 == 0).to(dtype) + 1 if n < 70 else torch.ones_like(x)
+        exp = tf(x)
+        for m in reducekit.methods("cuda"):
+            if m.name in ("auto",):
+                continue
+            integral = not dtype.is_floating_point
+            serves = op in m.ops or (integral and f"{op}:int" in m.ops)
+            if not serves:
+                with pytest.raises(ValueError, match="does not serve"):
+                    f(x, method=m.name)
+                continue
+            got = f(x, method=m.name)
+            assert got.dtype == exp.dtype and got.shape == exp.shape, m.name
+            if dtype.is_floating_point and op == "prod":
+                torch.testing.assert_close(got.float(), exp.float(), rtol=1e-2 if dtype == torch.float16 else 1e-4, atol=0)
+            else:
+                assert torch.equal(got, exp), f"{m.name}: {got} vs {exp}"

@@ -15,7 +15,10 @@ Blocks, each between `<!-- report:NAME:begin -->` and `<!-- report:NAME:end -->`
 - dims: reductions over dims against torch.sum and against the same-bytes full sum
   (benchmarks/results/h200/results_dims.json, written by `bench.py --dims`; while none is
   committed, one line saying so);
-- faults: the planted-fault campaign (benchmarks/results/h200/faults.json).
+- faults: the planted-fault campaign (benchmarks/results/h200/faults.json);
+- exact: method="exact" (results_exact.json, written by bench_exact.py) and its fault campaigns;
+- ops: every other torch reduction on the engine (results_ops.json, written by bench_ops.py) and
+  its fault campaign (faults_ops.json).
 """
 from __future__ import annotations
 
@@ -42,7 +45,7 @@ FAULTS = f"{RESULTS_DIR}/faults.json"
 DIMS = f"{RESULTS_DIR}/{DIMS_FILE}.json"
 DIMS_PLOT = f"{RESULTS_DIR}/dims_pct_ceiling_eager.png"
 TEST_PERF = "tests/test_perf.py"
-BLOCKS = ("results", "targets", "ranking", "dims", "faults", "exact")
+BLOCKS = ("results", "targets", "ranking", "dims", "faults", "exact", "ops")
 README_DTYPES = ("float32", "int32")
 STUDY_N = 2**25  # the study's largest size
 # The study's kernels and the reducekit methods that implement them (README's Methods table,
@@ -380,19 +383,23 @@ EXACT = f"{RESULTS_DIR}/results_exact.json"
 EXACT_FAULTS = (f"{RESULTS_DIR}/faults_exact.json", f"{RESULTS_DIR}/faults_exact_2.json")
 
 
-def exact_block(run: dict | None, campaigns: list[tuple[str, dict | None]]) -> str:
-    """bench_exact's tables and target verdicts (its markdown, headings one level down), and the
-    planted-fault campaign of the exact kernels."""
-    from reducekit import bench_exact
+# ops: every other torch reduction on the engine (bench_ops.py), and its planted-fault campaign.
+OPS = f"{RESULTS_DIR}/results_ops.json"
+OPS_FAULTS = (f"{RESULTS_DIR}/faults_ops.json",)
 
+
+def bench_block(bench, path: str, what: str, run: dict | None, campaigns: list[tuple[str, dict | None]]) -> str:
+    """A benchmark module's (bench_exact, bench_ops) tables and target verdicts (its markdown,
+    headings one level down), and the planted-fault campaigns of its kernels."""
     if run is None:
-        return para(f"No H200 results for method='exact' are committed yet (`{EXACT}` does not exist); "
-                    f"`python benchmarks/bench_exact.py --out {RESULTS_DIR}` on the H200 writes them.") + "\n"
-    md = bench_exact.markdown(run).split("\n")
+        script = bench.__name__.rsplit(".", 1)[-1]
+        return para(f"No H200 results for {what} are committed yet (`{path}` does not exist); "
+                    f"`python benchmarks/{script}.py --out {RESULTS_DIR}` on the H200 writes them.") + "\n"
+    md = bench.markdown(run).split("\n")
     md[0] = "#### " + md[0].lstrip("# ")
     md = ["#" + line if line.startswith("## ") else line for line in md]
-    met = [t for t in bench_exact.targets(run) if t["met"]]
-    head = [f"Targets met: {len(met)} of {len(bench_exact.targets(run))} (the table at the end names each).", ""]
+    met = [t for t in bench.targets(run) if t["met"]]
+    head = [f"Targets met: {len(met)} of {len(bench.targets(run))} (the table at the end names each).", ""]
     return "\n".join(head + md).rstrip() + "\n\n" + "\n".join(faults_block(f, path) for path, f in campaigns)
 
 
@@ -419,10 +426,11 @@ def blocks(root: str = ROOT) -> dict[str, str]:
 
     run = load_run(os.path.join(root, RESULTS))
     perf, faults, dims = load(PERF), load(FAULTS), load(DIMS)
-    exact_run = load(EXACT)
-    exact_faults = [(path, load(path)) for path in EXACT_FAULTS]
+    from reducekit import bench_exact, bench_ops
+
     return {
-        "exact": exact_block(exact_run, exact_faults),
+        "exact": bench_block(bench_exact, EXACT, "method='exact'", load(EXACT), [(p, load(p)) for p in EXACT_FAULTS]),
+        "ops": bench_block(bench_ops, OPS, "the reduction ops", load(OPS), [(p, load(p)) for p in OPS_FAULTS]),
         "faults": faults_block(faults),
         "results": results_block(run),
         "targets": targets_block(perf, read_targets(os.path.join(root, TEST_PERF))),

@@ -58,3 +58,4 @@ def test_readme_methods_table_matches_registry():
     for m in reducekit.methods():
         row = re.search(rf"^\| `{m.name}` \|(.*)$", table, flags=re.M).group(1)
         assert m.deterministic in row and f"| {m.launches} |" in row, f"README row of {m.name} disagrees: {row}"
+        assert f"| {', '.join(m.ops)} |" in row, f"README ops of {m.name} disagree with csrc/registry.h: {row}"

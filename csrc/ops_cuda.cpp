@@ -107,12 +107,7 @@ at::Tensor reduce_cuda(const at::Tensor& self, Method m, DType dt, int block, in
 
 at::Tensor full_cuda(const at::Tensor& x, Method m) { return reduce_cuda(x, m, to_rk_dtype(x), 0, 0, 0); }
 
-at::Tensor full_op_cuda(const at::Tensor& x, Method m, GalleryOp op) {
-  const DType dt = to_rk_dtype(x);
-  if (x.numel() == 0) TORCH_CHECK(false, "reducekit: internal error: empty gallery reduction");
-  at::Tensor r = reduce_cuda(x, m, dt, 0, 0, 0, true, op);
-  return r;
-}
+at::Tensor full_op_cuda(const at::Tensor& x, Method m, GalleryOp op) { return reduce_cuda(x, m, to_rk_dtype(x), 0, 0, 0, true, op); }
 
 // One plan step of the dims engine on the input's device and current stream; the block partials
 // of split rows and columns come from the caching allocator.

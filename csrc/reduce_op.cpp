@@ -360,7 +360,6 @@ std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_
     // No values per output (the identity's result), or no outputs at all.
     const bool none = c10::multiply_integers(out_sizes) == 0;
     for (auto& o : outs) o = none ? at::empty(out_sizes, o.options()) : at::full(out_sizes, empty_value(op, ord_value), o.options());
-    if (op == OpKind::Prod && outs[0].scalar_type() != res) outs[0] = outs[0].to(res);
     if (outs[0].scalar_type() != res) outs[0] = outs[0].to(res);
     return outs;
   }

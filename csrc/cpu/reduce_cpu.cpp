@@ -24,11 +24,11 @@ constexpr int kMaxLevels = 64;
 template <class In>
 inline constexpr bool kHalfLike = std::is_same_v<In, c10::Half> || std::is_same_v<In, c10::BFloat16>;
 template <class In>
-using Val = std::conditional_t<kHalfLike<In>, float, std::conditional_t<std::is_integral_v<In>, int64_t, In>>;
+using Val = red::ValueOf<In, kHalfLike<In>>;
 template <class In>
-using SumAcc = std::conditional_t<kHalfLike<In>, float, double>;
+using SumAcc = red::SumAccOf<kHalfLike<In>>;
 template <class In>
-using Wide = std::conditional_t<kHalfLike<In>, float, double>;
+using Wide = SumAcc<In>;  // the `wide` output
 
 template <class T, class In>
 inline T cvt(In v) {

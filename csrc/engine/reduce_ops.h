@@ -402,8 +402,14 @@ struct MinMax {
   RK_HD static Pair<T> project(Acc a, const Params&) { return {a.mn, a.mx}; }
 };
 
-template <class Op>
-inline constexpr bool kIsBatched = Op::kBatched;
+// The operators' value and accumulator types for an input type In (kHalf: In is a 16-bit float,
+// whose type differs on host and device): values as float32 for 16-bit floats, int64 for bool
+// and integers, themselves otherwise; sums (mean, nansum, nanmean, Welford's state, the 0/1/2
+// norms) as float32 for 16-bit floats, float64 otherwise; the `wide` output likewise.
+template <class In, bool kHalf>
+using ValueOf = std::conditional_t<kHalf, float, std::conditional_t<std::is_integral_v<In>, int64_t, In>>;
+template <bool kHalf>
+using SumAccOf = std::conditional_t<kHalf, float, double>;
 
 }  // namespace red
 }  // namespace rk

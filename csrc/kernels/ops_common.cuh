@@ -11,17 +11,12 @@ namespace ops {
 template <class In>
 inline constexpr bool kHalfLike = std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>;
 
-// The value an element is compared or multiplied as: float for 16-bit floats, int64 for bool
-// and integers, the dtype itself for float32 and float64.
 template <class In>
-using Val = std::conditional_t<kHalfLike<In>, float, std::conditional_t<std::is_integral_v<In>, int64_t, In>>;
-// Sums (mean, nansum, nanmean, var, the 0/1/2-norms) accumulate as sum does on the engine:
-// float32 for 16-bit floats, float64 for float32 and float64.
+using Val = red::ValueOf<In, kHalfLike<In>>;
 template <class In>
-using SumAcc = std::conditional_t<kHalfLike<In>, float, double>;
-// The `wide` output: float32 for 16-bit floats, float64 for float32 (and float64).
+using SumAcc = red::SumAccOf<kHalfLike<In>>;
 template <class In>
-using Wide = std::conditional_t<kHalfLike<In>, float, double>;
+using Wide = SumAcc<In>;  // the `wide` output
 
 template <class In, class Op, class Out0, class Out1 = Out0>
 cudaError_t run(const OpStep& a, size_t* ws) {

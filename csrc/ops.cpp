@@ -86,10 +86,10 @@ Method parse_method(c10::string_view name) {
   return m;
 }
 
-void check_device(Method m, const at::Tensor& self) {
+void check_device(Method m, const at::Tensor& self, const char* fn) {
   const auto& info = method_info(m);
   if (self.is_cpu()) {
-    TORCH_CHECK_NOT_IMPLEMENTED(runs_on_cpu(m), "reducekit.sum: method '", info.name, "' runs on CUDA only, but the input is on ",
+    TORCH_CHECK_NOT_IMPLEMENTED(runs_on_cpu(m), fn, ": method '", info.name, "' runs on CUDA only, but the input is on ",
                                 self.device(), ". Move the input to a GPU (input.cuda()) or use method='auto', which runs on CPU and CUDA.");
   }
 }
@@ -496,6 +496,12 @@ PYBIND11_MODULE(_C, m) {
     return pybind11::make_tuple(old_tx0, old_lpt);
   }, "Tuning hook: force the dims columns kernel's (tx0, lanes per thread); (0, 0) restores the rule. Returns the previous pair.",
      pybind11::arg("tx0"), pybind11::arg("lpt"));
+  m.def("_ops_rows_lanes", [](int lpt) {
+    TORCH_CHECK_VALUE(lpt >= 0 && lpt <= 16 && (lpt & (lpt - 1)) == 0,
+                      "reducekit._C._ops_rows_lanes: lpt must be 0 (the rule) or a power of two up to 16, got " + std::to_string(lpt));
+    return rk::ops_set_rows_lanes(lpt);
+  }, "Tuning hook: force the operators' rows kernel lanes per thread; 0 restores the rule. Returns the previous value.",
+     pybind11::arg("lpt"));
   m.def("_exact_config", [](int block, int unroll, int bpr) {
     TORCH_CHECK_VALUE(rk::exact_config_supported(block, unroll) && bpr >= 0 && bpr <= (1 << 20),
                       "reducekit._C._exact_config: (block=" + std::to_string(block) + ", unroll=" + std::to_string(unroll) +

@@ -24,7 +24,8 @@ at::ScalarType result_dtype(at::ScalarType in);
 // The method with this name, or a ValueError listing the valid names.
 Method parse_method(c10::string_view name);
 // ValueError/NotImplementedError if the method cannot run on this device.
-void check_device(Method m, const at::Tensor& self);
+// fn: the public function's name for the message ("reducekit.sum", "reducekit.amax", ...).
+void check_device(Method m, const at::Tensor& self, const char* fn = "reducekit.sum");
 
 // What a device contributes to reducekit::sum (sum_op.cpp holds everything device-independent).
 struct Backend {

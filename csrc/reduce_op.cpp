@@ -219,7 +219,7 @@ std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_
   const std::string name = std::string("reducekit.") + (op == OpKind::Norm ? "linalg." : "") + op_name(op);
   const Method m = parse_method(method);
   check_input(op, self, dtype);
-  check_device(m, self);
+  check_device(m, self, name.c_str());
   if (m != Method::Auto) return {reduce_gallery(self, op, dim, keepdim, dtype, m, be)};
   const int64_t nd = self.dim();
   TORCH_CHECK_VALUE(nd <= kMaxDims, name + ": input has " + std::to_string(nd) + " dims; at most " + std::to_string(kMaxDims) +
@@ -346,6 +346,7 @@ std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_
   prm.n = n;
   prm.correction = correction;
   prm.p = ord_value;
+  if (ord_value >= 3 && ord_value <= red::kMaxIntPow && ord_value == std::floor(ord_value)) prm.ip = static_cast<int>(ord_value);
   prm.sqrt = op == OpKind::Std || op == OpKind::StdMean;
   const red::NormOrd ord = norm_ord(ord_value);
 

@@ -140,7 +140,8 @@ def test_opinfo_parity(device, name, variant, dtype):
 # ------------------------------------------------------------------------------------------------
 # The engine's own promises, on larger data than OpInfo's (both kernel shapes, split rows).
 
-SHAPES = [((3, 70001), 1), ((70001, 3), 0), ((5, 300, 7), 1), ((2**16 + 3,), 0), ((37, 129), (0, 1))]
+# (20000,): a single row small enough for one block of several lanes per thread on CUDA.
+SHAPES = [((3, 70001), 1), ((70001, 3), 0), ((5, 300, 7), 1), ((2**16 + 3,), 0), ((20000,), 0), ((37, 129), (0, 1))]
 
 
 def _data(shape, dtype, device, key, mean=0.0):
@@ -194,6 +195,52 @@ def test_values_against_float64(device, dtype, shape, dim):
     if isinstance(dim, int):
         assert torch.equal(reducekit.argmax(x, d), x.argmax(d))
         assert torch.equal(reducekit.argmin(x, d), x.argmin(d))
+
+
+LANES_OPS = {
+    "mean": lambda t, d: reducekit.mean(t, d), "nanmean": lambda t, d: reducekit.nanmean(t, d),
+    "var_mean": lambda t, d: reducekit.var_mean(t, d), "std": lambda t, d: reducekit.std(t, d),
+    "logsumexp": lambda t, d: reducekit.logsumexp(t, d), "argmax": lambda t, d: reducekit.argmax(t, d),
+    "argmin": lambda t, d: reducekit.argmin(t, d), "amax": lambda t, d: reducekit.amax(t, d),
+    "aminmax": lambda t, d: reducekit.aminmax(t, dim=d), "prod": lambda t, d: reducekit.prod((t - 1) * 0.001 + 1, d),
+    "vector_norm": lambda t, d: reducekit.linalg.vector_norm(t, 3, d), "count_nonzero": lambda t, d: reducekit.count_nonzero(t.round(), d),
+}
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("op", sorted(LANES_OPS))
+def test_rows_lanes_per_thread_keep_the_bits(op, dtype):
+    """The operators' rows kernel may reduce 1-16 lanes per thread (the tuning table and the shape
+    rule choose): every count builds the same pairwise tree, so forcing each through the tuning
+    hook gives the same bits, and the values match torch. Rows with a ragged tail, a long split
+    row, and a single row of one block."""
+    f = LANES_OPS[op]
+    cases = [(_data((5, 3001), dtype, "cuda", "lanes", mean=1.0), 1), (_data((300007,), dtype, "cuda", "lanes", mean=1.0), 0),
+             (_data((20011,), dtype, "cuda", "lanes", mean=1.0), 0)]
+    try:
+        for x, d in cases:
+            results = {}
+            for lpt in (1, 2, 4, 8, 16):
+                reducekit._C._ops_rows_lanes(lpt)
+                r = f(x, d)
+                results[lpt] = list(r) if isinstance(r, tuple) else [r]
+            for lpt, r in results.items():
+                for a, b in zip(r, results[1]):
+                    assert same_bits(a, b), f"{op} {tuple(x.shape)}: {lpt} lanes per thread changed the bits"
+    finally:
+        reducekit._C._ops_rows_lanes(0)
+    for x, d in cases:  # and the rule's own choice is torch's value
+        r = f(x, d)
+        ref = {"vector_norm": lambda t, d: torch.linalg.vector_norm(t, 3, d), "aminmax": lambda t, d: torch.aminmax(t, dim=d),
+               "prod": lambda t, d: torch.prod((t - 1) * 0.001 + 1, d), "count_nonzero": lambda t, d: torch.count_nonzero(t.round(), d)
+               }.get(op, lambda t, d: getattr(torch, op)(t, d))(x.double() if op not in ("argmax", "argmin", "aminmax", "amax",
+                                                                                          "count_nonzero") else x, d)
+        for a, b in zip(r if isinstance(r, tuple) else [r], ref if isinstance(ref, tuple) else [ref]):
+            if a.dtype in (torch.int64, torch.bool) or op in ("amax", "aminmax"):
+                assert torch.equal(a, b), f"{op} {tuple(x.shape)}"
+            elif op != "prod":  # prod's values are OpInfo's to judge; its bits are checked above
+                torch.testing.assert_close(a.double(), b.double(), rtol=2e-2 if dtype == torch.bfloat16 else 1e-4, atol=1e-3)
 
 
 @pytest.mark.parametrize("device", DEVICES)

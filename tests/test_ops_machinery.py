@@ -737,12 +737,8 @@ def test_gallery_method_on_cpu_not_implemented(op):
             getattr(reducekit, op)(xi if m not in _serving(op, False) else x, method=m)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG (message): a CUDA-only method on CPU names the wrong function: reducekit.amax(torch.ones(3), "
-    "method='tree_sequential') raises NotImplementedError \"reducekit.sum: method 'tree_sequential' runs on CUDA "
-    "only ...\"; expected 'reducekit.amax: ...' (check_device in csrc/ops.cpp hardcodes 'reducekit.sum')"),
-    raises=AssertionError)
 def test_gallery_method_on_cpu_names_the_op():
+    """A CUDA-only method on CPU raises an error that names the function called, not sum."""
     for op in GALLERY_OPS:
         with pytest.raises(NotImplementedError, match=rf"^reducekit\.{op}\b"):
             getattr(reducekit, op)(torch.ones(3), method="tree_sequential")

@@ -69,11 +69,15 @@ inline constexpr const char* kOpNames[] = {
 // vector_norm's ord, by kernel: 0 (count of nonzeros), 1, 2, inf, -inf, any other p.
 enum class NormOrd : int { Zero, One, Two, Inf, NegInf, P };
 
+// |x|^p for an integer p up to this multiplies (p - 1 products) rather than calling pow.
+inline constexpr int kMaxIntPow = 8;
+
 // Per-call constants of the finish (and of |x|^p).
 struct Params {
   int64_t n = 1;            // values reduced into each output
   double correction = 1.0;  // var/std: divide by max(0, n - correction)
   double p = 2.0;           // NormOrd::P
+  int ip = 0;               // p when it is an integer 3..kMaxIntPow (multiplied out, no pow), else 0
   bool sqrt = false;        // Welford: std (and std_mean) rather than var
 };
 
@@ -155,7 +159,16 @@ struct MaxM {
     return std::numeric_limits<A>::lowest();
   }
   template <class A>
-  RK_HD static A combine(A a, A b) { return is_nan(a) ? a : (is_nan(b) ? b : (b > a ? b : a)); }
+  RK_HD static A combine(A a, A b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if constexpr (std::is_same_v<A, float>) {  // one instruction with the same NaN rule (sm_80+)
+      float r;
+      asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+      return r;
+    }
+#endif
+    return is_nan(a) ? a : (is_nan(b) ? b : (b > a ? b : a));
+  }
 };
 
 struct MinM {
@@ -165,7 +178,16 @@ struct MinM {
     return std::numeric_limits<A>::max();
   }
   template <class A>
-  RK_HD static A combine(A a, A b) { return is_nan(a) ? a : (is_nan(b) ? b : (b < a ? b : a)); }
+  RK_HD static A combine(A a, A b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if constexpr (std::is_same_v<A, float>) {
+      float r;
+      asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+      return r;
+    }
+#endif
+    return is_nan(a) ? a : (is_nan(b) ? b : (b < a ? b : a));
+  }
 };
 
 // all/any: a value is true when it is nonzero (NaN included), as in torch.
@@ -203,7 +225,17 @@ struct MapSq {
 };
 struct MapPowAbs {
   template <class A, class T>
-  RK_HD static A apply(T v, const Params& p) { return m_pow(m_abs(static_cast<A>(v)), static_cast<A>(p.p)); }
+  RK_HD static A apply(T v, const Params& p) {
+    const A a = m_abs(static_cast<A>(v));
+    if (p.ip > 0) {  // integer p: p - 1 products, left to right (a uniform branch; unrolled, predicated)
+      A r = a;
+#pragma unroll
+      for (int k = 1; k < kMaxIntPow; ++k)
+        if (k < p.ip) r *= a;
+      return r;
+    }
+    return m_pow(a, static_cast<A>(p.p));
+  }
 };
 struct MapNonzero {  // count_nonzero, all, any, the 0-"norm"
   template <class A, class T>
@@ -307,7 +339,9 @@ struct Welford {
     if (a.n == 0) return b;
     if (b.n == 0) return a;
     const int64_t n = a.n + b.n;
-    const A d = b.mean - a.mean, fb = static_cast<A>(b.n) / static_cast<A>(n);
+    // Equal counts (every inner node of the perfect tree but its ragged edge): nb / n is exactly
+    // one half, so the float64 division is skipped without changing a bit.
+    const A d = b.mean - a.mean, fb = a.n == b.n ? A(0.5) : static_cast<A>(b.n) / static_cast<A>(n);
     // Chan's correction term d^2 * na * nb / n: the spread between the two parts' means.
     const A corr = RK_FAULT_IS(WelfordNoCorrection) ? A(0) : d * d * static_cast<A>(a.n) * fb;  // planted: dropped
     return {a.mean + d * fb, a.m2 + b.m2 + corr, n};
@@ -365,7 +399,7 @@ struct ArgExt {
     T v;
     int64_t i;
   };
-  static constexpr bool kBatched = false;
+  static constexpr bool kBatched = true;
   static constexpr int kOutputs = 1;
   RK_HD static Acc identity() { return {T(0), -1}; }
   // Whether b replaces a.
@@ -381,6 +415,29 @@ struct ArgExt {
   RK_HD static Acc enter(Acc a, T v, int64_t i, const Params&) {
     const Acc b{v, i};
     return better(b, a) ? b : a;
+  }
+  // A run of cnt values whose first has index i0: its extreme (a NaN if any), then the first
+  // offset holding it. Per element a compare-select each pass and a 32-bit offset; the run's
+  // single index is formed once.
+  template <int N>
+  RK_HD static Acc lane(const T (&v)[N], int cnt, int64_t i0, const Params&) {
+    if (cnt <= 0) return identity();
+    T m = v[0];
+#pragma unroll
+    for (int k = 1; k < N; ++k)
+      if (k < cnt) m = kMax ? MaxM::combine<T>(m, v[k]) : MinM::combine<T>(m, v[k]);
+    const bool nan = is_nan(m);
+    int f = 0;
+    if constexpr (RK_FAULT_IS(ArgmaxLastTie)) {  // planted: the last tie wins
+#pragma unroll
+      for (int k = 0; k < N; ++k)
+        if (k < cnt && (nan ? is_nan(v[k]) : v[k] == m)) f = k;
+    } else {
+#pragma unroll
+      for (int k = N - 1; k >= 0; --k)
+        if (k < cnt && (nan ? is_nan(v[k]) : v[k] == m)) f = k;
+    }
+    return {m, i0 + f};
   }
   RK_HD static Acc combine(Acc a, Acc b) { return better(b, a) ? b : a; }
   RK_HD static Pair<int64_t> project(Acc a, const Params&) { return {a.i, 0}; }

@@ -7,15 +7,31 @@
 namespace rk {
 namespace eng {
 
-Shape rows_shape(int64_t K, int64_t L, int elem) {
+// Tuning harness override of the operators' rows lanes per thread (benchmarks/tune_ops.py): 0 = the rule below.
+int g_rows_lpt = 0;
+
+Shape rows_shape(int64_t K, int64_t L, int elem, int rows_lpt, int num_sms) {
   Shape s;
   const int64_t lanes = (L + lane_elems(elem) - 1) / lane_elems(elem);
-  if (lanes <= kThreads) {
-    s.W = static_cast<int>(ceil_pow2(lanes));
+  if (rows_lpt > 0) {  // an operator (sum passes 0: one lane per thread, no hook)
+    // Lanes per thread up to rows_lpt while about a wave of threads (1024 per SM) still has work.
+    // A single row of at most 256 * kMaxRowsLanes lanes (2^16 float32) takes one block whatever
+    // the operator: one launch and no partials, which is what an eager call of that size pays for.
+    // g_rows_lpt (the tuning hook) forces the count.
+    const int64_t wave = static_cast<int64_t>(num_sms > 0 ? num_sms : 132) * 1024;
+    int64_t lpt = 1;
+    while (2 * lpt <= rows_lpt && K * lanes >= 2 * lpt * wave) lpt *= 2;
+    if (K == 1 && lanes > kThreads && lanes <= static_cast<int64_t>(kThreads) * kMaxRowsLanes) lpt = ceil_pow2((lanes + kThreads - 1) / kThreads);
+    if (g_rows_lpt > 0) lpt = g_rows_lpt;
+    s.LPT = static_cast<int>(std::min<int64_t>({lpt, ceil_pow2(lanes), kMaxRowsLanes}));
+  }
+  const int64_t groups = (lanes + s.LPT - 1) / s.LPT;  // threads per row
+  if (groups <= kThreads) {
+    s.W = static_cast<int>(ceil_pow2(groups));
     s.blocks = (K + kThreads / s.W - 1) / (kThreads / s.W);
   } else {
     s.W = kThreads;
-    s.nseg = (lanes + kThreads - 1) / kThreads;
+    s.nseg = (groups + kThreads - 1) / kThreads;
     s.blocks = K * s.nseg;
     s.partials = s.nseg;
   }
@@ -70,6 +86,12 @@ cudaError_t sum_step(const DimsStep& a) {
 
 }  // namespace
 }  // namespace eng
+
+int ops_set_rows_lanes(int lpt) {
+  const int old = eng::g_rows_lpt;
+  eng::g_rows_lpt = lpt;
+  return old;
+}
 
 void dims_set_columns_config(int tx0, int lpt, int* old_tx0, int* old_lpt) {
   *old_tx0 = eng::g_columns_tx0;

@@ -38,7 +38,9 @@ namespace rk {
   X(ExactPairMidpoint, "exact_pair_midpoint", "exact CUDA: a spill-free float32 result ignores the pair's error at a midpoint") \
   X(OpsWrongIdentity, "ops_wrong_identity", "reduction ops: max's identity is 0, not the lowest value (amax pads idle lanes with 0)") \
   X(ArgmaxLastTie, "argmax_last_tie", "argmax/argmin: a tie goes to the later index, not the first") \
-  X(WelfordNoCorrection, "welford_no_correction", "var/std: Chan's combine drops the mean-difference term d^2*na*nb/n")
+  X(WelfordNoCorrection, "welford_no_correction", "var/std: Chan's combine drops the mean-difference term d^2*na*nb/n") \
+  X(RowsLanesDropLast, "rows_lanes_drop_last", "operators' rows kernel, several lanes per thread: a thread's last lane is the identity") \
+  X(TreeSmemOddSlot, "tree_smem_odd_slot", "shared-memory block tree (costly operators): the last level takes slot 0 twice, dropping slot 1")
 
 enum class Fault : int {
 #define RK_FAULT_ENUM(id, name, what) id,

@@ -87,6 +87,8 @@ size_t dims_step_workspace(const DimsStep& a);
 // lanes per thread (lpt: 1, 2, 4 or 8); 0 restores the built-in rule. Not thread-safe; tests and
 // benchmarks/tune_dims.py only.
 void dims_set_columns_config(int tx0, int lpt, int* old_tx0, int* old_lpt);
+// Tuning hook: force the operators' rows kernel lanes per thread (0 restores the rule); returns the previous value.
+int ops_set_rows_lanes(int lpt);
 cudaError_t dims_step_launch(const DimsStep& a);
 
 // Every reduction but sum as one step of the engine (kernels/reduce.cuh); engine/op_desc.h says

@@ -20,13 +20,17 @@ using Wide = SumAcc<In>;  // the `wide` output
 
 template <class In, class Op, class Out0, class Out1 = Out0>
 cudaError_t run(const OpStep& a, size_t* ws) {
+  // Several lanes per thread only pay for batched operators (Welford, logsumexp, argmax) on 16-bit
+  // input (benchmarks/tune_ops.py; the others lose occupancy to the register stack and gain nothing).
+  const int rows_lpt = Op::kBatched ? ops_rows_lanes_per_thread(static_cast<int>(sizeof(In))) : 1;
   if (ws) {
-    *ws = eng::step_workspace<typename Op::Acc>(a.kind, a.outer, a.extent, a.inner, static_cast<int>(sizeof(In)), a.num_sms);
+    *ws = eng::step_workspace<typename Op::Acc>(a.kind, a.outer, a.extent, a.inner, static_cast<int>(sizeof(In)), a.num_sms,
+                                                rows_lpt);
     return cudaSuccess;
   }
   return eng::run_step<In, Op, Out0, Out1>(a.kind, a.outer, a.extent, a.inner, static_cast<const In*>(a.in),
                                            eng::Outs<Out0, Out1>{static_cast<Out0*>(a.out0), static_cast<Out1*>(a.out1)},
-                                           a.workspace, a.params, a.stream, a.cc, a.num_sms, a.pdl);
+                                           a.workspace, a.params, a.stream, a.cc, a.num_sms, a.pdl, rows_lpt);
 }
 
 // Output In or Wide<In>, by a.wide.

@@ -9,7 +9,9 @@
 //    group of W = pow2ceil(lanes) threads, several rows per 256-thread block (W = 4 for 64 float32
 //    values: 64 rows per block); rows of up to 256 lanes get a block; longer rows (a full
 //    reduction is one long row) are split into segments of 256 lanes, one block each, whose
-//    partials pairwise_finish_kernel combines.
+//    partials pairwise_finish_kernel combines. An operator may give a thread LPT consecutive
+//    lanes (tuning.h's kOpsRowsTable; a single row of up to 2^16 float32 takes one block), and
+//    the batched operators run their block tree in shared memory (tree_smem).
 //  - columns_kernel: the reduced extent R is strided, the kept extent C contiguous. Threads run
 //    across C with 16-byte vectors (8 threads read 128 contiguous bytes of a row), each reducing a
 //    lane of G rows; a block stacks TY lanes and combines them in shared memory. When R is long the
@@ -41,6 +43,9 @@ constexpr int kThreads = 256;
 constexpr int kColumnBatch = 16;
 // The finish of one output with more than kSplitFinishPartials partials runs in two passes (run_step).
 constexpr int64_t kSplitFinishPartials = 2048;
+// Lanes per thread of the rows kernel: at most 2^(kMaxRowsLevels - 1).
+constexpr int kMaxRowsLevels = 5;
+constexpr int kMaxRowsLanes = 1 << (kMaxRowsLevels - 1);
 
 // sum's operator: values converted straight to the accumulator and added (common.cuh's SumOp,
 // whose planted wrong_identity fault reaches these kernels too).
@@ -126,6 +131,64 @@ __device__ __forceinline__ typename Op::Acc group_tree(typename Op::Acc v, int W
   return smem[tid >> 5];
 }
 
+// Operators whose combine is costly (the batched ones: Welford's float64 state and division,
+// logsumexp's two exponentials, argmax's index rule): in a shuffle tree every level costs the
+// whole warp (the idle half is predicated off, not skipped), so their block trees run in shared
+// memory with the active threads packed instead (tree_smem). Measured on the H200, full 2^26
+// float32: var_mean 96.2 -> 92.7 us; nanmean (a 16-byte sum and count, cheap to combine) went
+// the other way, 70.8 -> 75.4, and keeps the shuffles.
+template <class Op>
+inline constexpr bool kHeavyCombine = Op::kBatched;
+
+// Shared memory of a block tree: 2 x kThreads accumulators for tree_smem, a slot per warp otherwise.
+template <class Op>
+inline constexpr int kTreeSlots = kHeavyCombine<Op> ? 2 * kThreads : kThreads / 32;
+
+// The same pairwise tree as group_tree over aligned groups of W >= 64 threads, with the active
+// threads packed: at each level thread i < n of a group combines slots 2i and 2i+1 of the previous
+// level (ping-pong buffers), so a level of n combines costs n / 32 warps, not W / 32. Levels of more
+// than 16 combines synchronise the block; the last five run in the group's first warp. The
+// group's result is returned in its first thread (the others get v back). Every thread of the
+// block must call it.
+template <class Op>
+__device__ __forceinline__ typename Op::Acc tree_smem(typename Op::Acc v, int W, typename Op::Acc* smem) {
+  using Acc = typename Op::Acc;
+  const int tid = threadIdx.x, i = tid % W, g0 = tid - i;
+  Acc* a = smem;
+  Acc* b = smem + kThreads;
+  a[tid] = v;
+  __syncthreads();
+  int n = W / 2;
+  for (; n > 16; n >>= 1) {
+    if (i < n) b[g0 + i] = Op::combine(a[g0 + 2 * i], a[g0 + 2 * i + 1]);
+    __syncthreads();
+    Acc* t = a;
+    a = b;
+    b = t;
+  }
+  if (i < 32) {
+    for (; n >= 1; n >>= 1) {
+      const int odd = RK_FAULT_IS(TreeSmemOddSlot) && n == 1 ? 0 : 1;  // planted: the root drops its right half
+      if (i < n) b[g0 + i] = Op::combine(a[g0 + 2 * i], a[g0 + 2 * i + odd]);
+      __syncwarp();
+      Acc* t = a;
+      a = b;
+      b = t;
+    }
+  }
+  return i == 0 ? a[g0] : v;  // only the first thread's is the group's
+}
+
+// A block tree over groups of W threads: tree_smem for costly operators in groups of 64 or more,
+// group_tree otherwise. The same tree either way, so the same bits.
+template <class Op>
+__device__ __forceinline__ typename Op::Acc block_tree(typename Op::Acc v, int W, typename Op::Acc* smem) {
+  if constexpr (kHeavyCombine<Op>) {
+    if (W >= 64) return tree_smem<Op>(v, W, smem);
+  }
+  return group_tree<Op>(v, W, smem);
+}
+
 // The V elements of a 16-byte vector entering acc in index order (i0: the first one's index).
 // Integer sums are exact in any order, so bytes take the dp4a path of the full-reduction kernels.
 template <class In, class Op>
@@ -141,73 +204,121 @@ __device__ __forceinline__ typename Op::Acc enter_vec(typename Op::Acc acc, cons
   }
 }
 
-// One lane: cnt (<= G) consecutive values at p, whose first has index i0. Four 16-byte loads are
-// issued before any is used when the lane is whole and aligned; otherwise scalar loads of the
-// same values, reduced in the same order.
+// One whole lane already in registers (four 16-byte loads), whose first value has index i0.
 template <class In, class Op>
-__device__ __forceinline__ typename Op::Acc lane_reduce(const In* __restrict__ p, int cnt, int64_t i0, const red::Params& prm) {
-  constexpr int G = 64 / sizeof(In), NV = 4;
+__device__ __forceinline__ typename Op::Acc lane_from_regs(const uint4 (&r)[4], int64_t i0, const red::Params& prm) {
+  constexpr int G = 64 / sizeof(In);
   using T = typename Op::T;
-  if constexpr (RK_FAULT_IS(DimsDropLaneTail)) cnt -= cnt < G ? 1 : 0;  // planted: a short lane loses its last value
-  const bool whole = cnt == G && aligned16(p);
+  const In* e = reinterpret_cast<const In*>(r);
   if constexpr (Op::kBatched) {
     T v[G];
-    if (whole) {
-      uint4 r[NV];
 #pragma unroll
-      for (int u = 0; u < NV; ++u) r[u] = __ldg(reinterpret_cast<const uint4*>(p) + u);
-      const In* e = reinterpret_cast<const In*>(r);
-#pragma unroll
-      for (int k = 0; k < G; ++k) v[k] = to_acc<T>(e[k]);
-    } else {
-#pragma unroll
-      for (int k = 0; k < G; ++k) v[k] = k < cnt ? to_acc<T>(ld1(p + k)) : T(0);
-    }
-    return Op::lane(v, cnt, i0, prm);
+    for (int k = 0; k < G; ++k) v[k] = to_acc<T>(e[k]);
+    return Op::lane(v, G, i0, prm);
   } else {
     auto acc = Op::identity();
-    if (whole) {
-      uint4 r[NV];
 #pragma unroll
-      for (int u = 0; u < NV; ++u) r[u] = __ldg(reinterpret_cast<const uint4*>(p) + u);
-#pragma unroll
-      for (int u = 0; u < NV; ++u) acc = enter_vec<In, Op>(acc, r[u], i0 + u * (16 / sizeof(In)), prm);
-    } else {
-      for (int k = 0; k < cnt; ++k) acc = Op::enter(acc, to_acc<T>(ld1(p + k)), i0 + k, prm);
-    }
+    for (int u = 0; u < 4; ++u) acc = enter_vec<In, Op>(acc, r[u], i0 + u * (16 / sizeof(In)), prm);
     return acc;
   }
 }
 
-// K rows of L contiguous values (row stride L). nseg == 1: block b holds rows b*(256/W) ...,
-// W threads (lanes) per row, and writes out[row]. nseg > 1 (W == 256): block b holds segment
-// b % nseg of row b / nseg and writes partials[row * nseg + segment].
-template <class In, class Op, class Out0, class Out1>
-__global__ void __launch_bounds__(kThreads)
-    rows_kernel(const In* __restrict__ x, int64_t K, int64_t L, int W, int64_t nseg, Outs<Out0, Out1> out,
+// One lane of cnt (<= G) values at p by scalar loads (a short or misaligned lane): the same
+// values in the same order as the whole-lane path.
+template <class In, class Op>
+__device__ __forceinline__ typename Op::Acc lane_scalar(const In* __restrict__ p, int cnt, int64_t i0, const red::Params& prm) {
+  constexpr int G = 64 / sizeof(In);
+  using T = typename Op::T;
+  if constexpr (RK_FAULT_IS(DimsDropLaneTail)) cnt -= cnt < G ? 1 : 0;  // planted: a short lane loses its last value
+  if constexpr (Op::kBatched) {
+    T v[G];
+#pragma unroll
+    for (int k = 0; k < G; ++k) v[k] = k < cnt ? to_acc<T>(ld1(p + k)) : T(0);
+    return Op::lane(v, cnt, i0, prm);
+  } else {
+    auto acc = Op::identity();
+    for (int k = 0; k < cnt; ++k) acc = Op::enter(acc, to_acc<T>(ld1(p + k)), i0 + k, prm);
+    return acc;
+  }
+}
+
+// One lane: cnt (<= G) consecutive values at p, whose first has index i0. Four 16-byte loads are
+// issued before any is used when the lane is whole and aligned; otherwise scalar loads.
+template <class In, class Op>
+__device__ __forceinline__ typename Op::Acc lane_reduce(const In* __restrict__ p, int cnt, int64_t i0, const red::Params& prm) {
+  constexpr int G = 64 / sizeof(In);
+  if (cnt == G && aligned16(p)) {
+    uint4 r[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) r[u] = __ldg(reinterpret_cast<const uint4*>(p) + u);
+    return lane_from_regs<In, Op>(r, i0, prm);
+  }
+  return lane_scalar<In, Op>(p, cnt, i0, prm);
+}
+
+// K rows of L contiguous values (row stride L); each thread reduces LPT consecutive lanes (a
+// power of two: an aligned subtree, merged in registers). nseg == 1: block b holds rows
+// b*(256/W) ..., W threads per row, and writes out[row]. nseg > 1 (W == 256): block b holds
+// segment b % nseg of row b / nseg (256 * LPT lanes) and writes partials[row * nseg + segment].
+// kMulti (LPT > 1) is its own instantiation, held to 85 registers (3 blocks per SM): its register
+// stack would otherwise raise the one-lane kernel's register count and cut its occupancy.
+template <class In, class Op, class Out0, class Out1, bool kMulti>
+__global__ void __launch_bounds__(kThreads, kMulti ? 3 : 1)
+    rows_kernel(const In* __restrict__ x, int64_t K, int64_t L, int W, int LPT, int64_t nseg, Outs<Out0, Out1> out,
                 typename Op::Acc* __restrict__ partials, red::Params prm) {
   using Acc = typename Op::Acc;
   constexpr int G = 64 / sizeof(In);
-  __shared__ Acc smem[kThreads / 32];
+  __shared__ Acc smem[kTreeSlots<Op>];
   grid_dependency_wait();
   const int tid = threadIdx.x;
-  int64_t row, lane, seg = 0;
+  int64_t row, t, seg = 0;
   if (nseg > 1) {
     row = blockIdx.x / nseg;
     seg = blockIdx.x % nseg;
-    lane = seg * kThreads + tid;
+    t = seg * kThreads + tid;
   } else {
     row = static_cast<int64_t>(blockIdx.x) * (kThreads / W) + tid / W;
-    lane = tid % W;
+    t = tid % W;
   }
   const int64_t lanes = (L + G - 1) / G;
   Acc acc = Op::identity();
-  if (row < K && lane < lanes) {
-    const int64_t start = lane * G;
-    acc = lane_reduce<In, Op>(x + row * L + start, static_cast<int>(L - start < G ? L - start : G), start, prm);
+  if (row < K) {
+    const In* xr = x + row * L;
+    if constexpr (!kMulti) {
+      if (t < lanes) acc = lane_reduce<In, Op>(xr + t * G, static_cast<int>(L - t * G < G ? L - t * G : G), t * G, prm);
+    } else {
+      // LPT consecutive lanes merged by a binary-counter stack of pending left subtrees (level k
+      // holds 2^k lanes): lane j merges with the pending subtree at every level where j has a 1
+      // bit, which builds the perfect tree. The stack is indexed by unrolled constants only, so it
+      // stays in registers; after the last lane the thread's subtree is in acc. Lanes past the
+      // row are the identity. (Prefetching the next lane was measured slower: its registers cost
+      // more occupancy than its overlap gained.)
+      Acc st[kMaxRowsLevels];
+#pragma unroll 1
+      for (int j = 0; j < LPT; ++j) {
+        const int64_t lane = t * LPT + j, start = lane * G;
+        acc = lane < lanes ? lane_reduce<In, Op>(xr + start, static_cast<int>(L - start < G ? L - start : G), start, prm)
+                           : Op::identity();
+        if constexpr (RK_FAULT_IS(RowsLanesDropLast)) {
+          if (j == LPT - 1) acc = Op::identity();  // planted: the thread's last lane is lost
+        }
+        bool placed = false;
+#pragma unroll
+        for (int k = 0; k < kMaxRowsLevels; ++k) {
+          if (!placed) {
+            if ((j >> k) & 1) {
+              acc = Op::combine(st[k], acc);
+            } else {
+              st[k] = acc;
+              placed = true;
+            }
+          }
+        }
+      }
+    }
   }
   allow_dependent_launch();
-  acc = group_tree<Op>(acc, W, smem);
+  acc = block_tree<Op>(acc, W, smem);
   if (tid % W == 0 && row < K) {
     if (nseg > 1) {
       partials[row * nseg + seg] = acc;
@@ -402,7 +513,7 @@ __global__ void __launch_bounds__(kThreads)
     pairwise_finish_kernel(const typename Op::Acc* __restrict__ partials, int64_t nout, int64_t P, int W, int64_t g,
                            Outs<Out0, Out1> out, red::Params prm, typename Op::Acc* __restrict__ raw, int64_t total) {
   using Acc = typename Op::Acc;
-  __shared__ Acc smem[kThreads / 32];
+  __shared__ Acc smem[kTreeSlots<Op>];
   grid_dependency_wait();
   const int tid = threadIdx.x;
   const int64_t o = static_cast<int64_t>(blockIdx.x) * (kThreads / W) + tid / W;
@@ -414,7 +525,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   Acc v = Op::identity();
   if (o < nout) v = pairwise_chunk<Op>(partials + o * P, t * g, g, P_used);
-  v = group_tree<Op>(v, W, smem);
+  v = block_tree<Op>(v, W, smem);
   if (t == 0 && o < nout) {
     if (raw) {
       raw[o] = v;
@@ -427,27 +538,31 @@ __global__ void __launch_bounds__(kThreads)
 struct Shape {
   int W = 1;          // rows: threads per row; finish: threads per output
   int64_t nseg = 1;   // rows: segments per row (blocks per row when > 1)
-  int TX = 1, TY = 1, LPT = 1;  // columns block and lanes per thread
+  int TX = 1, TY = 1;  // columns block
+  int LPT = 1;         // rows and columns: lanes per thread
   int64_t tiles_x = 1, tiles_y = 1;
   int64_t blocks = 1;
   int64_t partials = 0;  // partials per output (0: written directly)
 };
 
-Shape rows_shape(int64_t K, int64_t L, int elem);
+// rows_lpt: the most lanes per thread of the rows kernel (0: sum's shape, one lane per thread;
+// operators pass the tuning table's ops_rows_lanes_per_thread, or 1).
+Shape rows_shape(int64_t K, int64_t L, int elem, int rows_lpt, int num_sms);
 Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, int num_sms);
 Shape finish_shape(int64_t nout, int64_t P, int64_t* g);
 
-inline Shape step_shape(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, int num_sms) {
-  return kind == StepKind::Rows ? rows_shape(outer, extent, elem) : columns_shape(outer, extent, inner, elem, num_sms);
+inline Shape step_shape(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, int num_sms, int rows_lpt) {
+  return kind == StepKind::Rows ? rows_shape(outer, extent, elem, rows_lpt, num_sms) : columns_shape(outer, extent, inner, elem, num_sms);
 }
 
 // One step: the step's kernel, then (split rows or columns) the pairwise finish. `partials`
 // holds nout * s.partials accumulators when s.partials > 0.
 template <class In, class Op, class Out0, class Out1>
 cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner, const In* x, Outs<Out0, Out1> out,
-                     void* workspace, const red::Params& prm, cudaStream_t stream, int cc, int num_sms, bool pdl_first) {
+                     void* workspace, const red::Params& prm, cudaStream_t stream, int cc, int num_sms, bool pdl_first,
+                     int rows_lpt = 0) {
   using Acc = typename Op::Acc;
-  const Shape s = step_shape(kind, outer, extent, inner, static_cast<int>(sizeof(In)), num_sms);
+  const Shape s = step_shape(kind, outer, extent, inner, static_cast<int>(sizeof(In)), num_sms, rows_lpt);
   const int64_t nout = kind == StepKind::Rows ? outer : outer * inner;
   Acc* partials = s.partials ? static_cast<Acc*>(workspace) : nullptr;
   if (s.partials && !partials) return cudaErrorInvalidValue;
@@ -456,8 +571,12 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
   const bool pdl = pdl_first && cc >= 90;
   cudaError_t e;
   if (kind == StepKind::Rows) {
-    e = launch_maybe_pdl(rows_kernel<In, Op, Out0, Out1>, grid, block, stream, pdl, x, outer, extent, s.W, s.nseg, out,
-                         partials, prm);
+    bool multi = false;
+    if constexpr (!IsPlainSum<Op>::value) multi = s.LPT > 1;  // sum's shape is one lane per thread
+    e = multi ? launch_maybe_pdl(rows_kernel<In, Op, Out0, Out1, true>, grid, block, stream, pdl, x, outer, extent, s.W, s.LPT,
+                                 s.nseg, out, partials, prm)
+              : launch_maybe_pdl(rows_kernel<In, Op, Out0, Out1, false>, grid, block, stream, pdl, x, outer, extent, s.W, s.LPT,
+                                 s.nseg, out, partials, prm);
   } else {
     e = launch_maybe_pdl(columns_kernel<In, Op, Out0, Out1>, grid, block, stream, pdl, x, extent, inner, s.TX, s.TY, s.LPT,
                          s.tiles_x, s.tiles_y, out, partials, prm);
@@ -488,8 +607,8 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
 
 // Bytes of the partials of one step (0 when the step writes its outputs directly).
 template <class Acc>
-size_t step_workspace(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, int num_sms) {
-  const Shape s = step_shape(kind, outer, extent, inner, elem, num_sms);
+size_t step_workspace(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, int num_sms, int rows_lpt = 0) {
+  const Shape s = step_shape(kind, outer, extent, inner, elem, num_sms, rows_lpt);
   if (!s.partials) return 0;
   const int64_t nout = kind == StepKind::Rows ? outer : outer * inner;
   const int64_t groups = nout == 1 && s.partials > kSplitFinishPartials ? (s.partials + kThreads - 1) / kThreads : 0;

@@ -3,6 +3,7 @@
 // it (benchmarks/tune.py on the H200; NOTES.md has the runs), as CUB's tuning policies do.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "registry.h"
@@ -48,18 +49,27 @@ inline AutoChoice choose_auto(DType dt, int64_t n, int cc, bool captured) {
   return {Method::SinglePass, 0, 0, 0};
 }
 
-// The dims engine's columns kernel (csrc/kernels/dims.cu), by shape class: element size. (The
-// lane structure and the rows kernel have no free parameters; a column's length and width set the
-// block shape by rule.) `lanes_per_thread`: lanes of 64 bytes of rows one thread sums, capped by
-// the work available. Measured with benchmarks/tune_dims.py, interleaved graph timing, cold L2,
-// 16-load kernel (benchmarks/results/h200/tune_dims_3.json): us for 1 lane against 4 per thread.
-struct DimsColumnsTuning {
+// Lanes of 64 bytes per thread of an engine kernel, by element size, each entry with its
+// measurement; elements of a size not listed take one lane.
+struct LanesTuning {
   int elem_bytes;
   int lanes_per_thread;
   const char* measured;
 };
 
-inline constexpr DimsColumnsTuning kDimsColumnsTable[] = {
+template <size_t N>
+inline int lanes_per_thread(const LanesTuning (&table)[N], int elem_bytes) {
+  for (const auto& row : table)
+    if (row.elem_bytes == elem_bytes) return row.lanes_per_thread;
+  return 1;
+}
+
+// The dims engine's columns kernel (csrc/kernels/dims.cu), by shape class: element size. (The
+// lane structure has no free parameter; a column's length and width set the block shape by rule.)
+// `lanes_per_thread`: lanes of 64 bytes of rows one thread sums, capped by the work available.
+// Measured with benchmarks/tune_dims.py, interleaved graph timing, cold L2, 16-load kernel
+// (benchmarks/results/h200/tune_dims_3.json): us for 1 lane against 4 per thread.
+inline constexpr LanesTuning kDimsColumnsTable[] = {
     {1, 1, "not swept; as 2-byte elements (64 rows per thread)"},
     {2, 1, "H200 bfloat16, 1 vs 4 lanes: (4096,4096) d0 13.3 vs 18.2; (2^22,32) 76.5 vs 79.3; (64,2^20) 36.7 vs 39.0; "
            "(1024,16384) 12.2 vs 17.2; (256,2^16) 11.9 vs 17.0"},
@@ -68,24 +78,14 @@ inline constexpr DimsColumnsTuning kDimsColumnsTable[] = {
     {8, 4, "not swept; as 4-byte elements (32 rows per thread)"},
 };
 
-inline int dims_columns_lanes_per_thread(int elem_bytes) {
-  for (const auto& row : kDimsColumnsTable)
-    if (row.elem_bytes == elem_bytes) return row.lanes_per_thread;
-  return 1;
-}
+inline int dims_columns_lanes_per_thread(int elem_bytes) { return lanes_per_thread(kDimsColumnsTable, elem_bytes); }
 
 // The batched operators' rows kernel (Welford, logsumexp, argmax on the engine,
 // csrc/kernels/reduce.cuh), by element size: the most lanes of 64 bytes one thread reduces before
 // its block's tree, which the shape rule lowers to keep a wave of threads busy. More lanes amortize
 // the tree but hold a register stack (fewer blocks per SM): a win for 16-bit input, whose lanes
 // carry 32 values, a loss for float32. Measured with benchmarks/tune_ops.py.
-struct OpsRowsTuning {
-  int elem_bytes;
-  int lanes_per_thread;
-  const char* measured;
-};
-
-inline constexpr OpsRowsTuning kOpsRowsTable[] = {
+inline constexpr LanesTuning kOpsRowsTable[] = {
     {1, 8, "not swept; as 2-byte elements"},
     {2, 8, "H200 bfloat16, 8 vs 1 lane(s) per thread (benchmarks/results/h200/tune_ops.json): full 2^26 logsumexp 60.4 "
            "vs 79.5 us, argmax 64.6 vs 69.6, var_mean 69.4 vs 70.9; (8192,8192) rows 56.2 vs 77.0, 59.7 vs 64.9, 62.4 vs 67.6"},
@@ -94,10 +94,6 @@ inline constexpr OpsRowsTuning kOpsRowsTable[] = {
     {8, 1, "not swept; as 4-byte elements"},
 };
 
-inline int ops_rows_lanes_per_thread(int elem_bytes) {
-  for (const auto& row : kOpsRowsTable)
-    if (row.elem_bytes == elem_bytes) return row.lanes_per_thread;
-  return 1;
-}
+inline int ops_rows_lanes_per_thread(int elem_bytes) { return lanes_per_thread(kOpsRowsTable, elem_bytes); }
 
 }  // namespace rk

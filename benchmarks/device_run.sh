@@ -4,7 +4,8 @@
 # results are tarred into $OUT/res.tgz).
 #   STAGES="build test sanitize faults"  bash benchmarks/device_run.sh
 # Stages: build, test (whole suite but perf), sanitize (memcheck, racecheck, synccheck and
-# initcheck on a subset; sanitize_ops: the same on the operators' tests), faults (benchmarks/faults.py), tune, tune_ops (benchmarks/tune_ops.py), quick (benchmark --quick), bench
+# initcheck on a subset), sanitize_ops (the same on the operators' tests), faults
+# (benchmarks/faults.py), tune, tune_ops (benchmarks/tune_ops.py), quick (benchmark --quick), bench
 # (full sweep into $OUT/res/h200), dims (bench.py --dims into $OUT/res/h200), exact (bench_exact.py
 # into $OUT/res/h200), ops (bench_ops.py into $OUT/res/h200), perf (timing tests,
 # figures into $OUT/res/perf.json).

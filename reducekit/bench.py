@@ -1240,3 +1240,21 @@ def main(argv=None):
 
 if __name__ == "__main__":
     main()
+
+
+def targets_main(module, doc: str) -> int:
+    """The command line of a benchmark with targets (reducekit.bench_exact, reducekit.bench_ops):
+    --out DIR; runs module.run() on the GPU, writes its results there, prints its markdown.
+    Returns 0 if every target is met, 1 if one is missed (the figures are written anyway), 2
+    without a CUDA GPU."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+    if not torch.cuda.is_available():
+        print(f"{module.__name__.rsplit('.', 1)[-1]}: needs a CUDA GPU", file=sys.stderr)
+        return 2
+    run = module.run()
+    for path in module.write(run, args.out):
+        print("wrote", path)
+    print(module.markdown(run))
+    return 0 if all(t["met"] for t in module.targets(run)) else 1

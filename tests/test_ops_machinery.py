@@ -94,6 +94,21 @@ GRAD_CASES = {
 }
 
 
+def _grads_against_torch(op, x, dim, keepdim, kw, g, where):
+    """reducekit's and torch's outputs of op on copies of x, one random incoming gradient per
+    output (drawn from g), and the input gradients each gives: (ours, torch's, incoming, our
+    gradient, torch's gradient)."""
+    a = x.clone().requires_grad_()
+    b = x.clone().requires_grad_()
+    ra = call(reducekit, op, a, dim, keepdim, **kw)
+    rb = call(torch, op, b, dim, keepdim, **kw)
+    assert len(ra) == len(rb), where
+    gos = [torch.randn(v.shape, generator=g, device=x.device, dtype=v.dtype) for v in rb]
+    (ga,) = torch.autograd.grad(ra, a, gos)
+    (gb,) = torch.autograd.grad(rb, b, gos)
+    return ra, rb, gos, ga, gb
+
+
 @pytest.mark.parametrize("case", list(GRAD_CASES))
 @pytest.mark.parametrize("device", DEVICES)
 def test_gradcheck_and_grad_matches_torch(device, case):
@@ -108,18 +123,11 @@ def test_gradcheck_and_grad_matches_torch(device, case):
     for dim in dims:
         for keepdim in (False, True):
             where = f"{case} dim={dim!r} keepdim={keepdim}"
-            a = x.clone().requires_grad_()
-            b = x.clone().requires_grad_()
-            ra = call(reducekit, op, a, dim, keepdim, **kw)
-            rb = call(torch, op, b, dim, keepdim, **kw)
-            assert len(ra) == len(rb), where
+            ra, rb, gos, ga, gb = _grads_against_torch(op, x, dim, keepdim, kw, g, where)
             for u, v in zip(ra, rb):
                 assert u.requires_grad, f"{where}: output does not require grad"
                 assert u.shape == v.shape and u.dtype == v.dtype, f"{where}: {u.shape} {u.dtype} vs torch {v.shape} {v.dtype}"
                 torch.testing.assert_close(u, v, msg=lambda m: f"{where}: forward differs from torch: {m}")
-            gos = [torch.randn(v.shape, generator=g, device=device, dtype=v.dtype) for v in rb]
-            (ga,) = torch.autograd.grad(ra, a, gos)
-            (gb,) = torch.autograd.grad(rb, b, gos)
             assert ga.shape == x.shape and ga.dtype == x.dtype, where
             torch.testing.assert_close(ga, gb, msg=lambda m: f"{where}: input gradient differs from torch's: {m}")
             # one output of a pair used alone: the other's incoming gradient is undefined
@@ -159,13 +167,7 @@ def test_grad_ties_split_evenly_as_torch(device, op, kw):
     for dim in dims:
         for keepdim in (False, True):
             where = f"{op}{kw} dim={dim!r} keepdim={keepdim}"
-            a = x.clone().requires_grad_()
-            b = x.clone().requires_grad_()
-            ra = call(reducekit, op, a, dim, keepdim, **kw)
-            rb = call(torch, op, b, dim, keepdim, **kw)
-            gos = [torch.randn(v.shape, generator=g, device=device, dtype=v.dtype) for v in rb]
-            (ga,) = torch.autograd.grad(ra, a, gos)
-            (gb,) = torch.autograd.grad(rb, b, gos)
+            _, _, gos, ga, gb = _grads_against_torch(op, x, dim, keepdim, kw, g, where)
             assert same_bits(ga, gb), f"{where}: gradient\n{ga}\ndiffers from torch's\n{gb}"
             if op in ("amax", "amin") and dim is not None:
                 red = tuple(range(x.dim())) if dim == (0, 1) else (dim,)

@@ -82,15 +82,15 @@ inline int dims_columns_lanes_per_thread(int elem_bytes) { return lanes_per_thre
 
 // The batched operators' rows kernel (Welford, logsumexp, argmax on the engine,
 // csrc/kernels/reduce.cuh), by element size: the most lanes of 64 bytes one thread reduces before
-// its block's tree, which the shape rule lowers to keep a wave of threads busy. More lanes amortize
-// the tree but hold a register stack (fewer blocks per SM): a win for 16-bit input, whose lanes
-// carry 32 values, a loss for float32. Measured with benchmarks/tune_ops.py.
+// its block's tree, which the shape rule lowers to keep a wave of threads busy. 2 and 4 lanes issue
+// all their loads first (kUp); 8 and 16 walk a register stack, lane by lane. Measured with
+// benchmarks/tune_ops.py (benchmarks/results/h200/tune_ops.json, 2026-11-22 06:49 UTC, graph, us).
 inline constexpr LanesTuning kOpsRowsTable[] = {
-    {1, 8, "not swept; as 2-byte elements"},
-    {2, 8, "H200 bfloat16, 8 vs 1 lane(s) per thread (benchmarks/results/h200/tune_ops.json): full 2^26 logsumexp 60.4 "
-           "vs 79.5 us, argmax 64.6 vs 69.6, var_mean 69.4 vs 70.9; (8192,8192) rows 56.2 vs 77.0, 59.7 vs 64.9, 62.4 vs 67.6"},
-    {4, 1, "H200 float32, 1 vs 2/4/8/16 lanes per thread: full 2^26 var_mean 93.0 vs 135.4/131.0/133.5/134.8 us, "
-           "logsumexp 89.2 vs 114.8/103.1/102.7/106.3, argmax 87.9 vs 112.4/100.6/101.0/107.3"},
+    {1, 1, "not swept; one lane (64 values) already fills the registers: 2 would spill"},
+    {2, 2, "H200 bfloat16, 2 vs 1/4/8 lanes per thread: full 2^26 var_mean 50.2 vs 89.7/59.9/69.7, logsumexp 47.1 vs "
+           "46.2/53.7/54.4, argmax 49.9 vs 48.8/55.0/59.2; (8192,8192) rows var_mean 45.1 vs 86.2/53.9/62.8"},
+    {4, 1, "H200 float32, 1 vs 2/4/8 lanes per thread: full 2^26 var_mean 80.1 vs 87.1/84.9/136.9, logsumexp 66.9 vs "
+           "83.0/84.1/93.5, argmax 72.2 vs 89.2/84.7/98.7"},
     {8, 1, "not swept; as 4-byte elements"},
 };
 

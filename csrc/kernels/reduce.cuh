@@ -103,6 +103,12 @@ __device__ __forceinline__ In ld1(const In* p) {
 
 __device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
+// log2 of a power of two. Thread and block indices are split with shifts, masks and 32-bit
+// divisions: a `%` by a runtime int was a 30-instruction sequence, and the int64 division of the
+// block index 62 instructions, together a third of the Welford rows kernel's instructions (ncu,
+// issue 10).
+__device__ __forceinline__ int log2_pow2(int w) { return __ffs(w) - 1; }
+
 // Pairwise tree over aligned groups of W consecutive threads of the block (W a power of two, at
 // most kThreads): at level s thread t combines thread t+s's value when t % 2s == 0. The group's
 // result is valid in its first thread. Every thread of the block must call it (it has barriers
@@ -153,7 +159,7 @@ inline constexpr int kTreeSlots = kHeavyCombine<Op> ? 2 * kThreads : kThreads / 
 template <class Op>
 __device__ __forceinline__ typename Op::Acc tree_smem(typename Op::Acc v, int W, typename Op::Acc* smem) {
   using Acc = typename Op::Acc;
-  const int tid = threadIdx.x, i = tid % W, g0 = tid - i;
+  const int tid = threadIdx.x, i = tid & (W - 1), g0 = tid - i;
   Acc* a = smem;
   Acc* b = smem + kThreads;
   a[tid] = v;
@@ -256,14 +262,58 @@ __device__ __forceinline__ typename Op::Acc lane_reduce(const In* __restrict__ p
   return lane_scalar<In, Op>(p, cnt, i0, prm);
 }
 
+// How a thread of the rows kernel walks its LPT lanes (each mode its own instantiation, so that
+// one mode's registers never cut another's occupancy):
+//   kUp = 1       one lane (LPT == 1);
+//   kUp = 2 or 4  LPT == kUp lanes whose 16-byte loads are all issued before any is used (8 or 16
+//                 loads: the bytes in flight of a longer lane), merged pairwise in registers;
+//   kUp = 0       any LPT, one lane at a time through a register stack (held to 85 registers).
+// One lane of a batched operator on 4-byte input is held to 5 blocks per SM (48 registers): the
+// float32 Welford kernel took 54 (4 blocks) and is latency-bound (ncu), so occupancy pays more
+// than registers. Other widths keep their registers (a byte lane of 64 values would spill).
+template <class In, class Op, int kUp>
+inline constexpr int kRowsMinBlocks =
+    kUp == 1 ? (Op::kBatched && sizeof(In) == 4 ? 5 : 1) : (kUp == 2 ? 4 : (kUp == 4 ? 2 : 3));
+
+// Lanes lane0 .. lane0 + K - 1 of a row of L values at xr (K = 2 or 4) merged pairwise: all 4K
+// loads first when every lane is whole and aligned; otherwise lane by lane, lanes past the row
+// being the identity, as the perfect tree pads them.
+template <class In, class Op, int K>
+__device__ __forceinline__ typename Op::Acc lanes_up_front(const In* __restrict__ xr, int64_t L, int64_t lanes, int64_t lane0,
+                                                           const red::Params& prm) {
+  using Acc = typename Op::Acc;
+  constexpr int G = 64 / sizeof(In);
+  const int64_t start = lane0 * G;
+  Acc a[K];
+  if (start + K * G <= L && aligned16(xr + start)) {
+    uint4 r[K][4];
+#pragma unroll
+    for (int j = 0; j < K; ++j)
+#pragma unroll
+      for (int u = 0; u < 4; ++u) r[j][u] = __ldg(reinterpret_cast<const uint4*>(xr + start) + 4 * j + u);
+#pragma unroll
+    for (int j = 0; j < K; ++j) a[j] = lane_from_regs<In, Op>(r[j], start + j * G, prm);
+  } else {
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+      const int64_t s = start + j * G;
+      a[j] = lane0 + j < lanes ? lane_reduce<In, Op>(xr + s, static_cast<int>(L - s < G ? L - s : G), s, prm) : Op::identity();
+    }
+  }
+  if constexpr (RK_FAULT_IS(RowsLanesDropLast)) a[K - 1] = Op::identity();  // planted: the thread's last lane is lost
+#pragma unroll
+  for (int w = 1; w < K; w <<= 1)
+#pragma unroll
+    for (int j = 0; j < K; j += 2 * w) a[j] = Op::combine(a[j], a[j + w]);
+  return a[0];
+}
+
 // K rows of L contiguous values (row stride L); each thread reduces LPT consecutive lanes (a
-// power of two: an aligned subtree, merged in registers). nseg == 1: block b holds rows
+// power of two: an aligned subtree, merged in registers; kUp above). nseg == 1: block b holds rows
 // b*(256/W) ..., W threads per row, and writes out[row]. nseg > 1 (W == 256): block b holds
 // segment b % nseg of row b / nseg (256 * LPT lanes) and writes partials[row * nseg + segment].
-// kMulti (LPT > 1) is its own instantiation, held to 85 registers (3 blocks per SM): its register
-// stack would otherwise raise the one-lane kernel's register count and cut its occupancy.
-template <class In, class Op, class Out0, class Out1, bool kMulti>
-__global__ void __launch_bounds__(kThreads, kMulti ? 3 : 1)
+template <class In, class Op, class Out0, class Out1, int kUp>
+__global__ void __launch_bounds__(kThreads, kRowsMinBlocks<In, Op, kUp>)
     rows_kernel(const In* __restrict__ x, int64_t K, int64_t L, int W, int LPT, int64_t nseg, Outs<Out0, Out1> out,
                 typename Op::Acc* __restrict__ partials, red::Params prm) {
   using Acc = typename Op::Acc;
@@ -272,20 +322,24 @@ __global__ void __launch_bounds__(kThreads, kMulti ? 3 : 1)
   grid_dependency_wait();
   const int tid = threadIdx.x;
   int64_t row, t, seg = 0;
-  if (nseg > 1) {
-    row = blockIdx.x / nseg;
-    seg = blockIdx.x % nseg;
+  if (nseg > 1) {  // nseg < 2^31: the grid is at most INT32_MAX blocks
+    const unsigned ns = static_cast<unsigned>(nseg), r = K == 1 ? 0u : blockIdx.x / ns;
+    row = r;
+    seg = blockIdx.x - r * ns;
     t = seg * kThreads + tid;
   } else {
-    row = static_cast<int64_t>(blockIdx.x) * (kThreads / W) + tid / W;
-    t = tid % W;
+    const int lw = log2_pow2(W);
+    row = static_cast<int64_t>(blockIdx.x) * (kThreads >> lw) + (tid >> lw);
+    t = tid & (W - 1);
   }
   const int64_t lanes = (L + G - 1) / G;
   Acc acc = Op::identity();
   if (row < K) {
     const In* xr = x + row * L;
-    if constexpr (!kMulti) {
+    if constexpr (kUp == 1) {
       if (t < lanes) acc = lane_reduce<In, Op>(xr + t * G, static_cast<int>(L - t * G < G ? L - t * G : G), t * G, prm);
+    } else if constexpr (kUp > 1) {
+      if (t * kUp < lanes) acc = lanes_up_front<In, Op, kUp>(xr, L, lanes, t * kUp, prm);
     } else {
       // LPT consecutive lanes merged by a binary-counter stack of pending left subtrees (level k
       // holds 2^k lanes): lane j merges with the pending subtree at every level where j has a 1
@@ -319,7 +373,7 @@ __global__ void __launch_bounds__(kThreads, kMulti ? 3 : 1)
   }
   allow_dependent_launch();
   acc = block_tree<Op>(acc, W, smem);
-  if (tid % W == 0 && row < K) {
+  if ((tid & (W - 1)) == 0 && row < K) {
     if (nseg > 1) {
       partials[row * nseg + seg] = acc;
     } else {
@@ -397,6 +451,9 @@ __global__ void __launch_bounds__(kThreads, 2)
   constexpr int KC = V < static_cast<int>(128 / sizeof(Acc)) ? V : static_cast<int>(128 / sizeof(Acc) > 0 ? 128 / sizeof(Acc) : 1);
   __shared__ Acc smem[kThreads * KC];
   grid_dependency_wait();
+  // The block index keeps its int64 divisions here: their 32-bit form changed ptxas's schedule of
+  // the kernel below into 776 bytes of spills (3.4x slower columns, H200; the division is once per
+  // thread next to up to 16 x LPT row loads).
   const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
   int64_t bid = blockIdx.x;
   const int64_t tile_x = bid % tiles_x;
@@ -516,8 +573,9 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ Acc smem[kTreeSlots<Op>];
   grid_dependency_wait();
   const int tid = threadIdx.x;
-  const int64_t o = static_cast<int64_t>(blockIdx.x) * (kThreads / W) + tid / W;
-  const int t = tid % W;
+  const int lw = log2_pow2(W);
+  const int64_t o = static_cast<int64_t>(blockIdx.x) * (kThreads >> lw) + (tid >> lw);
+  const int t = tid & (W - 1);
   // First pass (raw): output o is the group [o*P, o*P + P) of one row of `total` partials.
   int64_t P_used = raw ? std::min<int64_t>(P, total - o * P) : P;
   if constexpr (RK_FAULT_IS(DimsFinishDropLast)) {
@@ -571,12 +629,19 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
   const bool pdl = pdl_first && cc >= 90;
   cudaError_t e;
   if (kind == StepKind::Rows) {
-    bool multi = false;
-    if constexpr (!IsPlainSum<Op>::value) multi = s.LPT > 1;  // sum's shape is one lane per thread
-    e = multi ? launch_maybe_pdl(rows_kernel<In, Op, Out0, Out1, true>, grid, block, stream, pdl, x, outer, extent, s.W, s.LPT,
-                                 s.nseg, out, partials, prm)
-              : launch_maybe_pdl(rows_kernel<In, Op, Out0, Out1, false>, grid, block, stream, pdl, x, outer, extent, s.W, s.LPT,
-                                 s.nseg, out, partials, prm);
+    auto go = [&](auto kernel) {
+      return launch_maybe_pdl(kernel, grid, block, stream, pdl, x, outer, extent, s.W, s.LPT, s.nseg, out, partials, prm);
+    };
+    if constexpr (IsPlainSum<Op>::value) {  // sum's shape is one lane per thread
+      e = go(rows_kernel<In, Op, Out0, Out1, 1>);
+    } else if constexpr (Op::kBatched) {  // 2 or 4 lanes with their loads up front, else the stack
+      e = s.LPT == 1   ? go(rows_kernel<In, Op, Out0, Out1, 1>)
+          : s.LPT == 2 ? go(rows_kernel<In, Op, Out0, Out1, 2>)
+          : s.LPT == 4 ? go(rows_kernel<In, Op, Out0, Out1, 4>)
+                       : go(rows_kernel<In, Op, Out0, Out1, 0>);
+    } else {
+      e = s.LPT == 1 ? go(rows_kernel<In, Op, Out0, Out1, 1>) : go(rows_kernel<In, Op, Out0, Out1, 0>);
+    }
   } else {
     e = launch_maybe_pdl(columns_kernel<In, Op, Out0, Out1>, grid, block, stream, pdl, x, extent, inner, s.TX, s.TY, s.LPT,
                          s.tiles_x, s.tiles_y, out, partials, prm);

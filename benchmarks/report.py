@@ -383,9 +383,10 @@ EXACT = f"{RESULTS_DIR}/results_exact.json"
 EXACT_FAULTS = (f"{RESULTS_DIR}/faults_exact.json", f"{RESULTS_DIR}/faults_exact_2.json")
 
 
-# ops: every other torch reduction on the engine (bench_ops.py), and its planted-fault campaign.
+# ops: every other torch reduction on the engine (bench_ops.py), and its planted-fault campaigns
+# (the second re-ran the rows-lanes and argmax faults after the up-front lanes kernel).
 OPS = f"{RESULTS_DIR}/results_ops.json"
-OPS_FAULTS = (f"{RESULTS_DIR}/faults_ops.json",)
+OPS_FAULTS = (f"{RESULTS_DIR}/faults_ops.json", f"{RESULTS_DIR}/faults_ops_2.json")
 
 
 def bench_block(bench, path: str, what: str, run: dict | None, campaigns: list[tuple[str, dict | None]]) -> str:

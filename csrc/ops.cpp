@@ -412,6 +412,11 @@ std::vector<at::Tensor> reduce_entry(const std::string& op, const at::Tensor& se
   }
   return rk::reduce_op().call(self, op, at::IntArrayRef(dims), keepdim, dtype, ord, correction, method);
 }
+
+at::Tensor reduce1_entry(const std::string& op, const at::Tensor& self, const pybind11::handle& dim, bool keepdim,
+                         std::optional<at::ScalarType> dtype, double ord, double correction, const std::string& method) {
+  return reduce_entry(op, self, dim, keepdim, dtype, ord, correction, method)[0];
+}
 }  // namespace
 
 PYBIND11_MODULE(_C, m) {
@@ -421,8 +426,15 @@ PYBIND11_MODULE(_C, m) {
   m.def("sum", torch::wrap_pybind_function(sum_entry), "Dispatcher call of reducekit::sum", pybind11::arg("input"),
         pybind11::arg("dim") = pybind11::none(), pybind11::arg("keepdim") = false, pybind11::kw_only(),
         pybind11::arg("dtype") = pybind11::none(), pybind11::arg("method") = "auto");
+  // reduce and reduce1 (the first output alone, no list) take every argument by position too:
+  // reducekit/reductions.py passes them so, as pybind11's keyword matching cost about 0.8 us a
+  // call and the list another step, on calls whose whole host budget is torch's 6.4 us.
   m.def("reduce", torch::wrap_pybind_function(reduce_entry), "Dispatcher call of reducekit::reduce", pybind11::arg("op"),
-        pybind11::arg("input"), pybind11::arg("dim") = pybind11::none(), pybind11::arg("keepdim") = false, pybind11::kw_only(),
+        pybind11::arg("input"), pybind11::arg("dim") = pybind11::none(), pybind11::arg("keepdim") = false,
+        pybind11::arg("dtype") = pybind11::none(), pybind11::arg("ord") = 2.0, pybind11::arg("correction") = 1.0,
+        pybind11::arg("method") = "auto");
+  m.def("reduce1", torch::wrap_pybind_function(reduce1_entry), "Dispatcher call of reducekit::reduce, its first output",
+        pybind11::arg("op"), pybind11::arg("input"), pybind11::arg("dim") = pybind11::none(), pybind11::arg("keepdim") = false,
         pybind11::arg("dtype") = pybind11::none(), pybind11::arg("ord") = 2.0, pybind11::arg("correction") = 1.0,
         pybind11::arg("method") = "auto");
   m.def("ops", [] {

@@ -109,24 +109,24 @@ at::ScalarType natural_result(OpKind op, at::ScalarType in) {
 
 void check_input(OpKind op, const at::Tensor& self, std::optional<at::ScalarType> dtype) {
   const at::ScalarType t = self.scalar_type();
-  const std::string name = std::string("reducekit.") + op_name(op);
-  TORCH_CHECK_TYPE(self.layout() == at::kStrided, name, ": input layout ", self.layout(),
+  const auto name = [op] { return std::string("reducekit.") + op_name(op); };  // built only for a message
+  TORCH_CHECK_TYPE(self.layout() == at::kStrided, name(), ": input layout ", self.layout(),
                    " is not supported; only strided (dense) tensors are. Convert with input.to_dense().");
-  TORCH_CHECK_TYPE(is_real_supported(t) || at::isComplexType(t), name, ": input dtype ", t,
+  TORCH_CHECK_TYPE(is_real_supported(t) || at::isComplexType(t), name(), ": input dtype ", t,
                    " is not supported; it takes bool, integer, float and complex tensors.");
   const bool floating = at::isFloatingType(t) || at::isComplexType(t);
   if (dtype.has_value()) {
-    TORCH_CHECK_VALUE(takes_dtype(op), name, " takes no dtype= argument (torch's ", op_name(op), " has none).");
-    TORCH_CHECK_TYPE(is_real_supported(*dtype) || at::isComplexType(*dtype), name, ": dtype=", *dtype, " is not supported.");
+    TORCH_CHECK_VALUE(takes_dtype(op), name(), " takes no dtype= argument (torch's ", op_name(op), " has none).");
+    TORCH_CHECK_TYPE(is_real_supported(*dtype) || at::isComplexType(*dtype), name(), ": dtype=", *dtype, " is not supported.");
   }
   switch (op) {
     case OpKind::Mean: case OpKind::NanMean:
-      TORCH_CHECK(floating || (dtype.has_value() && (at::isFloatingType(*dtype) || at::isComplexType(*dtype))), name,
+      TORCH_CHECK(floating || (dtype.has_value() && (at::isFloatingType(*dtype) || at::isComplexType(*dtype))), name(),
                   "(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: ",
                   c10::toString(t), ". Pass dtype=torch.float32 (or another float dtype) to average integers.");
       break;
     case OpKind::Var: case OpKind::Std: case OpKind::VarMean: case OpKind::StdMean:
-      TORCH_CHECK(floating, name, ": std and var only support floating point and complex dtypes, got ", c10::toString(t),
+      TORCH_CHECK(floating, name(), ": std and var only support floating point and complex dtypes, got ", c10::toString(t),
                   ". Convert first, for example input.float().");
       break;
     case OpKind::Norm:
@@ -134,16 +134,18 @@ void check_input(OpKind op, const at::Tensor& self, std::optional<at::ScalarType
                   c10::toString(t), ". Convert first, for example input.float().");
       break;
     case OpKind::Amax: case OpKind::Amin: case OpKind::AMinMax: case OpKind::ArgMax: case OpKind::ArgMin:
-      TORCH_CHECK_TYPE(!at::isComplexType(t), name, ": complex input is not supported (complex numbers are not ordered), got ",
+      TORCH_CHECK_TYPE(!at::isComplexType(t), name(), ": complex input is not supported (complex numbers are not ordered), got ",
                        c10::toString(t), ". Reduce input.abs() or input.real instead.");
       break;
     default: break;
   }
 }
 
-// The engine step of `op` over x (real, engine dtype) into outs.
-void run_op(OpKind op, const at::Tensor& x, const std::vector<bool>& reduced, const red::Params& prm, red::NormOrd ord, bool wide,
-            std::vector<at::Tensor>& outs, const std::vector<int64_t>& out_sizes, bool keepdim, const Backend& be) {
+// The engine step of `op` over x (real, engine dtype): outputs of dtypes `dts`, allocated here
+// once in their final layout.
+std::vector<at::Tensor> run_op(OpKind op, const at::Tensor& x, const std::vector<bool>& reduced, const red::Params& prm,
+                               red::NormOrd ord, bool wide, const c10::SmallVector<at::ScalarType, 2>& dts,
+                               const std::vector<int64_t>& out_sizes, bool keepdim, const Backend& be) {
   const Plan1 s = one_step(x, reduced);
   OpDesc d;
   d.op = op;
@@ -156,16 +158,18 @@ void run_op(OpKind op, const at::Tensor& x, const std::vector<bool>& reduced, co
   d.in_dtype = to_rk_dtype(s.x.scalar_type());
   d.wide = wide;
   d.params = prm;
-  for (size_t i = 0; i < outs.size(); ++i) {
-    const auto dt = outs[i].scalar_type();
-    outs[i] = s.memory_order ? at::empty_strided(out_sizes, result_strides(s.x, reduced, keepdim, out_sizes), x.options().dtype(dt))
-                             : at::empty(out_sizes, x.options().dtype(dt));
+  std::vector<at::Tensor> outs;
+  outs.reserve(dts.size());
+  for (const auto dt : dts) {
+    outs.push_back(s.memory_order ? at::empty_strided(out_sizes, result_strides(s.x, reduced, keepdim, out_sizes), x.options().dtype(dt))
+                                  : at::empty(out_sizes, x.options().dtype(dt)));
   }
   d.out0 = outs[0].mutable_data_ptr();
   if (outs.size() > 1) d.out1 = outs[1].mutable_data_ptr();
   be.op_step(s.x, d);
   for (auto& o : outs)
     if (!o.is_contiguous()) o = o.contiguous();
+  return outs;
 }
 
 // The gallery's name for an op it may serve, or nullptr.
@@ -363,23 +367,25 @@ std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_
   if (op == OpKind::NanSum && at::isIntegralType(x.scalar_type(), true))
     return {sum_impl(x, dim.has_value() ? dim : at::OptionalIntArrayRef(at::IntArrayRef{}), keepdim, res, "auto", be)};
 
-  std::vector<at::Tensor> outs{at::empty({0}, x.options().dtype(op == OpKind::Prod && at::isIntegralType(res, true) ? at::kLong
-                                                                      : (op == OpKind::All || op == OpKind::Any) ? at::kBool : res))};
-  if (two_outputs(op)) outs.push_back(at::empty({0}, x.options().dtype(x.scalar_type())));
+  // The outputs' dtypes (the first converted to res at the end, where they differ).
+  c10::SmallVector<at::ScalarType, 2> dts{op == OpKind::Prod && at::isIntegralType(res, true) ? at::kLong
+                                          : (op == OpKind::All || op == OpKind::Any)         ? at::kBool
+                                                                                              : res};
+  if (two_outputs(op)) dts.push_back(x.scalar_type());
+  std::vector<at::Tensor> outs;
   if (n == 0 || x.numel() == 0) {
     // No values per output (the identity's result), or no outputs at all.
     const bool none = c10::multiply_integers(out_sizes) == 0;
-    for (auto& o : outs) o = none ? at::empty(out_sizes, o.options()) : at::full(out_sizes, empty_value(op, ord_value), o.options());
+    for (const auto dt : dts)
+      outs.push_back(none ? at::empty(out_sizes, x.options().dtype(dt)) : at::full(out_sizes, empty_value(op, ord_value), x.options().dtype(dt)));
     if (outs[0].scalar_type() != res) outs[0] = outs[0].to(res);
     return outs;
   }
-  const at::Tensor xin = flat_arg ? x.reshape({-1}) : x;
-  const std::vector<bool> red_in = flat_arg ? std::vector<bool>{true} : reduced;
   if (flat_arg) {  // one value; keepdim gives it nd dims of size 1
-    run_op(op, xin, red_in, prm, ord, wide, outs, {}, false, be);
+    outs = run_op(op, x.reshape({-1}), std::vector<bool>{true}, prm, ord, wide, dts, {}, false, be);
     outs[0] = outs[0].reshape(out_sizes);
   } else {
-    run_op(op, xin, red_in, prm, ord, wide, outs, out_sizes, keepdim, be);
+    outs = run_op(op, x, reduced, prm, ord, wide, dts, out_sizes, keepdim, be);
   }
   if (outs[0].scalar_type() != res) outs[0] = outs[0].to(res);
   return outs;

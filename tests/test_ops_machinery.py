@@ -623,6 +623,24 @@ def test_empty_reduction_raises_like_torch(device, op, shape, dim):
                                           f"torch {type(te).__name__}: {te}")
 
 
+@pytest.mark.parametrize("op", ["mean", "amax", "var_mean", "argmax", "logsumexp"])
+def test_bad_argument_types_name_the_argument(op):
+    """Arguments of the wrong type (the fast entry takes them by position and refuses them in
+    pybind11): a TypeError that names the op, the argument and what it got."""
+    f = getattr(reducekit, op)
+    x = torch.randn(4, 3)
+    d = 0 if op == "logsumexp" else None
+    cases = [(lambda: f([1.0, 2.0], d), r"reducekit\.%s: input must be a torch\.Tensor, got list" % op),
+             (lambda: f(x, d, method=3), r"reducekit\.%s: method must be a str .* got 3" % op),
+             (lambda: f(x, 0, keepdim="yes"), r"reducekit\.%s: keepdim must be a bool, got str 'yes'" % op),
+             (lambda: f(x, "a"), r"reducekit\.%s: dim must be" % op)]
+    if op == "mean":
+        cases.append((lambda: f(x, dtype="float32"), r"reducekit\.mean: dtype must be a torch\.dtype or None, got 'float32'"))
+    for call, pattern in cases:
+        with pytest.raises(TypeError, match=pattern):
+            call()
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_aminmax_empty_dim_raises_index_error_like_torch(device):
     """aminmax over an empty dim: torch's IndexError."""

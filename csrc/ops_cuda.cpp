@@ -140,6 +140,7 @@ void op_step_cuda(const at::Tensor& like, const OpDesc& d) {
   a.stream = c10::cuda::getCurrentCUDAStream().stream();
   a.cc = device_info(like.get_device()).cc;
   a.num_sms = device_info(like.get_device()).num_sms;
+  if (d.kind == StepKind::Rows && d.outer == 1) a.counter = stream_counter(like.get_device(), a.stream);
   const at::Tensor ws = workspace(op_step_workspace(a), like);
   a.workspace = ws.defined() ? ws.mutable_data_ptr() : nullptr;
   C10_CUDA_CHECK(op_step_launch(a));

@@ -15,13 +15,14 @@ Shape rows_shape(int64_t K, int64_t L, int elem, int rows_lpt, int num_sms) {
   const int64_t lanes = (L + lane_elems(elem) - 1) / lane_elems(elem);
   if (rows_lpt > 0) {  // an operator (sum passes 0: one lane per thread, no hook)
     // Lanes per thread up to rows_lpt while about a wave of threads (1024 per SM) still has work.
-    // A single row of at most 256 * kMaxRowsLanes lanes (2^16 float32) takes one block whatever
-    // the operator: one launch and no partials, which is what an eager call of that size pays for.
-    // g_rows_lpt (the tuning hook) forces the count.
+    // A single row of at most 256 * 4 lanes (2^14 float32) takes one block whatever the operator:
+    // no partials. Longer single rows split over blocks and still take one launch (the last block
+    // finishes: FusedFinish in reduce.cuh); one block of 16 lanes a thread read 2^16 float32 at
+    // 1.3x torch's eager time (H200, bench_ops). g_rows_lpt (the tuning hook) forces the count.
     const int64_t wave = static_cast<int64_t>(num_sms > 0 ? num_sms : 132) * 1024;
     int64_t lpt = 1;
     while (2 * lpt <= rows_lpt && K * lanes >= 2 * lpt * wave) lpt *= 2;
-    if (K == 1 && lanes > kThreads && lanes <= static_cast<int64_t>(kThreads) * kMaxRowsLanes) lpt = ceil_pow2((lanes + kThreads - 1) / kThreads);
+    if (K == 1 && lanes > kThreads && lanes <= static_cast<int64_t>(kThreads) * 4) lpt = ceil_pow2((lanes + kThreads - 1) / kThreads);
     if (g_rows_lpt > 0) lpt = g_rows_lpt;
     s.LPT = static_cast<int>(std::min<int64_t>({lpt, ceil_pow2(lanes), kMaxRowsLanes}));
   }

@@ -95,6 +95,7 @@ cudaError_t dims_step_launch(const DimsStep& a);
 // what a step computes and writes.
 struct OpStep : OpDesc {
   void* workspace = nullptr;  // op_step_workspace(...) bytes
+  unsigned int* counter = nullptr;  // a single row: the stream's counter (stream_counter), for a one-launch finish
   cudaStream_t stream = nullptr;
   int cc = 0, num_sms = 0;
   bool pdl = false;

@@ -30,7 +30,7 @@ cudaError_t run(const OpStep& a, size_t* ws) {
   }
   return eng::run_step<In, Op, Out0, Out1>(a.kind, a.outer, a.extent, a.inner, static_cast<const In*>(a.in),
                                            eng::Outs<Out0, Out1>{static_cast<Out0*>(a.out0), static_cast<Out1*>(a.out1)},
-                                           a.workspace, a.params, a.stream, a.cc, a.num_sms, a.pdl, rows_lpt);
+                                           a.workspace, a.params, a.stream, a.cc, a.num_sms, a.pdl, rows_lpt, a.counter);
 }
 
 // Output In or Wide<In>, by a.wide.

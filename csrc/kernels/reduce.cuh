@@ -26,6 +26,8 @@
 // the same order.
 #pragma once
 
+#include <cuda/atomic>
+
 #include <cstring>
 
 #include "../engine/plan.h"
@@ -85,6 +87,24 @@ __device__ __forceinline__ Acc shfl_down(const Acc& v, int s) {
     memcpy(w, &v, sizeof(Acc));
 #pragma unroll
     for (int k = 0; k < W; ++k) w[k] = __shfl_down_sync(0xffffffffu, w[k], s);
+    Acc r;
+    memcpy(&r, w, sizeof(Acc));
+    return r;
+  }
+}
+
+// An accumulator written by another block of the same kernel: loaded from L2 (ld.global.cg), word
+// by word for a struct, so that no stale L1 line is read.
+template <class Acc>
+__device__ __forceinline__ Acc ldcg_acc(const Acc* p) {
+  if constexpr (std::is_arithmetic_v<Acc>) {
+    return __ldcg(p);
+  } else {
+    static_assert(sizeof(Acc) % 4 == 0, "accumulator must be whole 32-bit words");
+    constexpr int W = sizeof(Acc) / 4;
+    unsigned w[W];
+#pragma unroll
+    for (int k = 0; k < W; ++k) w[k] = __ldcg(reinterpret_cast<const unsigned*>(p) + k);
     Acc r;
     memcpy(&r, w, sizeof(Acc));
     return r;
@@ -308,14 +328,84 @@ __device__ __forceinline__ typename Op::Acc lanes_up_front(const In* __restrict_
   return a[0];
 }
 
+// Pairwise tree over the P partials p[0, P) of one output, restricted to the aligned chunk
+// [begin, begin + g) (g a power of two): partials past P are the identity.
+template <class Op>
+__device__ __forceinline__ typename Op::Acc pairwise_chunk(const typename Op::Acc* __restrict__ p, int64_t begin, int64_t g, int64_t P) {
+  using Acc = typename Op::Acc;
+  auto ld = [&](int64_t i) { return i < P ? ldcg_acc(p + i) : Op::identity(); };
+  if (begin >= P) return Op::identity();
+  if (g == 1) return ld(begin);
+  if (g == 2) return Op::combine(ld(begin), ld(begin + 1));
+  if (g == 4) return Op::combine(Op::combine(ld(begin), ld(begin + 1)), Op::combine(ld(begin + 2), ld(begin + 3)));
+  // Octets reduced in registers, then a binary-counter stack over them: octet i merges with the
+  // pending left siblings at every level where i has a 1 bit, which builds the perfect tree.
+  Acc stack[40];
+  const int64_t octets = g / 8;
+  for (int64_t i = 0; i < octets; ++i) {
+    const int64_t j = begin + 8 * i;
+    Acc a[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) a[u] = ld(j + u);
+    Acc v = Op::combine(Op::combine(Op::combine(a[0], a[1]), Op::combine(a[2], a[3])),
+                        Op::combine(Op::combine(a[4], a[5]), Op::combine(a[6], a[7])));
+    int k = 0;
+    while ((i >> k) & 1) {
+      v = Op::combine(stack[k], v);
+      ++k;
+    }
+    stack[k] = v;
+  }
+  int top = 0;
+  while ((int64_t{1} << top) < octets) ++top;
+  return stack[top];
+}
+
+// A split single row finished inside the rows kernel (one launch instead of two, which is what a
+// small eager call pays for): every block posts its partial and takes a ticket from the stream's
+// self-resetting counter; the last to arrive combines the partials by the pairwise finish's own
+// tree (its W threads, chunks of g: finish_shape(1, P)), so the bits are the two-launch path's.
+struct FusedFinish {
+  unsigned int* counter = nullptr;  // null: the partials go to pairwise_finish_kernel
+  int W = 1;
+  int64_t g = 1;
+};
+
+// Its own instantiation of the one-lane rows kernel (kFused): compiled into every rows kernel it
+// cost registers on the main path (ptxas: the float32 Welford kernel spilled 188 bytes inline,
+// 212 as a call), where long rows and full reductions of large tensors run.
+template <class Op, class Out0, class Out1>
+__device__ __forceinline__ void finish_in_last_block(const typename Op::Acc* partials, int64_t P, const FusedFinish& f,
+                                                     const Outs<Out0, Out1>& out, const red::Params& prm, typename Op::Acc* smem) {
+  __shared__ bool is_last;
+  const int tid = threadIdx.x;
+  if (tid == 0) {
+    __threadfence();  // this block's partial (thread 0 wrote it), before its ticket
+    cuda::atomic_ref<unsigned, cuda::thread_scope_device> ticket(*f.counter);
+    is_last = ticket.fetch_add(1u, cuda::memory_order_acq_rel) == static_cast<unsigned>(P) - 1;
+  }
+  __syncthreads();
+  if (!is_last) return;  // block-uniform; thread 0's acquire and the barrier order the reads below
+  const int t = tid & (f.W - 1);
+  auto v = tid < f.W ? pairwise_chunk<Op>(partials, t * f.g, f.g, P) : Op::identity();
+  if constexpr (RK_FAULT_IS(DimsFinishDropLast)) {
+    if (tid < f.W) v = pairwise_chunk<Op>(partials, t * f.g, f.g, P - 1);  // planted: the last partial is lost
+  }
+  v = block_tree<Op>(v, f.W, smem);
+  if (tid == 0) {
+    store<Op>(out, 0, v, prm);
+    *f.counter = 0;  // ready for the next launch on this stream
+  }
+}
+
 // K rows of L contiguous values (row stride L); each thread reduces LPT consecutive lanes (a
 // power of two: an aligned subtree, merged in registers; kUp above). nseg == 1: block b holds rows
 // b*(256/W) ..., W threads per row, and writes out[row]. nseg > 1 (W == 256): block b holds
 // segment b % nseg of row b / nseg (256 * LPT lanes) and writes partials[row * nseg + segment].
-template <class In, class Op, class Out0, class Out1, int kUp>
-__global__ void __launch_bounds__(kThreads, kRowsMinBlocks<In, Op, kUp>)
+template <class In, class Op, class Out0, class Out1, int kUp, bool kFused = false>
+__global__ void __launch_bounds__(kThreads, kFused ? 1 : kRowsMinBlocks<In, Op, kUp>)
     rows_kernel(const In* __restrict__ x, int64_t K, int64_t L, int W, int LPT, int64_t nseg, Outs<Out0, Out1> out,
-                typename Op::Acc* __restrict__ partials, red::Params prm) {
+                typename Op::Acc* __restrict__ partials, red::Params prm, FusedFinish fused) {
   using Acc = typename Op::Acc;
   constexpr int G = 64 / sizeof(In);
   __shared__ Acc smem[kTreeSlots<Op>];
@@ -380,6 +470,7 @@ __global__ void __launch_bounds__(kThreads, kRowsMinBlocks<In, Op, kUp>)
       store<Op>(out, row, acc, prm);
     }
   }
+  if constexpr (kFused) finish_in_last_block<Op>(partials, nseg, fused, out, prm, smem);  // K == 1, fused.counter set
 }
 
 // One lane of `rows` (<= G) rows of V columns at p (row stride C, first row index r0) entering
@@ -521,45 +612,6 @@ __global__ void __launch_bounds__(kThreads, 2)
   }
 }
 
-// Pairwise tree over the P partials p[0, P) of one output, restricted to the aligned chunk
-// [begin, begin + g) (g a power of two): partials past P are the identity.
-template <class Op>
-__device__ __forceinline__ typename Op::Acc pairwise_chunk(const typename Op::Acc* __restrict__ p, int64_t begin, int64_t g, int64_t P) {
-  using Acc = typename Op::Acc;
-  auto ld = [&](int64_t i) {
-    if constexpr (std::is_arithmetic_v<Acc>) {
-      return i < P ? __ldcg(p + i) : Op::identity();
-    } else {
-      return i < P ? p[i] : Op::identity();
-    }
-  };
-  if (begin >= P) return Op::identity();
-  if (g == 1) return ld(begin);
-  if (g == 2) return Op::combine(ld(begin), ld(begin + 1));
-  if (g == 4) return Op::combine(Op::combine(ld(begin), ld(begin + 1)), Op::combine(ld(begin + 2), ld(begin + 3)));
-  // Octets reduced in registers, then a binary-counter stack over them: octet i merges with the
-  // pending left siblings at every level where i has a 1 bit, which builds the perfect tree.
-  Acc stack[40];
-  const int64_t octets = g / 8;
-  for (int64_t i = 0; i < octets; ++i) {
-    const int64_t j = begin + 8 * i;
-    Acc a[8];
-#pragma unroll
-    for (int u = 0; u < 8; ++u) a[u] = ld(j + u);
-    Acc v = Op::combine(Op::combine(Op::combine(a[0], a[1]), Op::combine(a[2], a[3])),
-                        Op::combine(Op::combine(a[4], a[5]), Op::combine(a[6], a[7])));
-    int k = 0;
-    while ((i >> k) & 1) {
-      v = Op::combine(stack[k], v);
-      ++k;
-    }
-    stack[k] = v;
-  }
-  int top = 0;
-  while ((int64_t{1} << top) < octets) ++top;
-  return stack[top];
-}
-
 // Combines P partials per output (layout [nout][P]; partial j covers an aligned power-of-two group
 // of lanes, the same size for every j) by the pairwise tree: W threads per output (several
 // outputs per block when P is small), thread t takes the aligned chunk [t*g, t*g+g).
@@ -618,7 +670,7 @@ inline Shape step_shape(StepKind kind, int64_t outer, int64_t extent, int64_t in
 template <class In, class Op, class Out0, class Out1>
 cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner, const In* x, Outs<Out0, Out1> out,
                      void* workspace, const red::Params& prm, cudaStream_t stream, int cc, int num_sms, bool pdl_first,
-                     int rows_lpt = 0) {
+                     int rows_lpt = 0, unsigned int* counter = nullptr) {
   using Acc = typename Op::Acc;
   const Shape s = step_shape(kind, outer, extent, inner, static_cast<int>(sizeof(In)), num_sms, rows_lpt);
   const int64_t nout = kind == StepKind::Rows ? outer : outer * inner;
@@ -628,12 +680,21 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
   const dim3 grid(static_cast<unsigned>(s.blocks)), block(kThreads);
   const bool pdl = pdl_first && cc >= 90;
   cudaError_t e;
+  FusedFinish fused;
   if (kind == StepKind::Rows) {
+    // One split row with few partials (counter: the stream's) finishes in the rows kernel's last block.
+    if (counter && outer == 1 && s.LPT == 1 && s.partials > 0 && s.partials <= kSplitFinishPartials) {
+      int64_t g = 1;
+      const Shape f = finish_shape(1, s.partials, &g);
+      fused = FusedFinish{counter, f.W, g};
+    }
     auto go = [&](auto kernel) {
-      return launch_maybe_pdl(kernel, grid, block, stream, pdl, x, outer, extent, s.W, s.LPT, s.nseg, out, partials, prm);
+      return launch_maybe_pdl(kernel, grid, block, stream, pdl, x, outer, extent, s.W, s.LPT, s.nseg, out, partials, prm, fused);
     };
     if constexpr (IsPlainSum<Op>::value) {  // sum's shape is one lane per thread
       e = go(rows_kernel<In, Op, Out0, Out1, 1>);
+    } else if (fused.counter && s.LPT == 1) {
+      e = go(rows_kernel<In, Op, Out0, Out1, 1, true>);
     } else if constexpr (Op::kBatched) {  // 2 or 4 lanes with their loads up front, else the stack
       e = s.LPT == 1   ? go(rows_kernel<In, Op, Out0, Out1, 1>)
           : s.LPT == 2 ? go(rows_kernel<In, Op, Out0, Out1, 2>)
@@ -647,6 +708,7 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
                          s.tiles_x, s.tiles_y, out, partials, prm);
   }
   if (e != cudaSuccess || !s.partials) return e;
+  if (fused.counter) return e;  // finished in the rows kernel
   int64_t P = s.partials;
   const Acc* src = partials;
   if (nout == 1 && P > kSplitFinishPartials) {

@@ -9,9 +9,10 @@
 //    group of W = pow2ceil(lanes) threads, several rows per 256-thread block (W = 4 for 64 float32
 //    values: 64 rows per block); rows of up to 256 lanes get a block; longer rows (a full
 //    reduction is one long row) are split into segments of 256 lanes, one block each, whose
-//    partials pairwise_finish_kernel combines. An operator may give a thread LPT consecutive
-//    lanes (tuning.h's kOpsRowsTable; a single row of up to 2^16 float32 takes one block), and
-//    the batched operators run their block tree in shared memory (tree_smem).
+//    partials pairwise_finish_kernel combines (or, for an operator's single row of at most 2048
+//    segments, the kernel's last block: FusedFinish). An operator may give a thread LPT
+//    consecutive lanes (tuning.h's kOpsRowsTable; a single row of up to 2^14 float32 takes one
+//    block), and the batched operators run their block tree in shared memory (tree_smem).
 //  - columns_kernel: the reduced extent R is strided, the kept extent C contiguous. Threads run
 //    across C with 16-byte vectors (8 threads read 128 contiguous bytes of a row), each reducing a
 //    lane of G rows; a block stacks TY lanes and combines them in shared memory. When R is long the

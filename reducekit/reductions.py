@@ -44,26 +44,15 @@ def _diagnose(op, input, keepdim, dtype, method):
 
 
 # The calls pass every argument by position, and bad types are diagnosed only after the fast entry
-# refused them: an eager call of a small tensor is all host time (as sum in ops.py).
-def _call(op, input, dim, keepdim=False, dtype=None, ord=2.0, correction=1.0, method="auto"):
-    """Both outputs, as a list."""
+# refused them: an eager call of a small tensor is all host time (as sum in ops.py). `first`: the
+# first output alone (_C.reduce1, no list), else both outputs as a list.
+def _call(op, input, dim, keepdim=False, dtype=None, ord=2.0, correction=1.0, method="auto", first=True):
     if _compiling():
-        return torch.ops.reducekit.reduce.default(input, op, _dims(dim), keepdim, dtype=dtype, ord=float(ord),
-                                                  correction=float(correction), method=method)
+        r = torch.ops.reducekit.reduce.default(input, op, _dims(dim), keepdim, dtype=dtype, ord=float(ord),
+                                               correction=float(correction), method=method)
+        return r[0] if first else r
     try:
-        return _fast(op, input, dim, keepdim, dtype, ord, correction, method)
-    except TypeError:
-        _diagnose(op, input, keepdim, dtype, method)
-        raise
-
-
-def _call1(op, input, dim, keepdim=False, dtype=None, ord=2.0, correction=1.0, method="auto"):
-    """The first output."""
-    if _compiling():
-        return torch.ops.reducekit.reduce.default(input, op, _dims(dim), keepdim, dtype=dtype, ord=float(ord),
-                                                  correction=float(correction), method=method)[0]
-    try:
-        return _fast1(op, input, dim, keepdim, dtype, ord, correction, method)
+        return (_fast1 if first else _fast)(op, input, dim, keepdim, dtype, ord, correction, method)
     except TypeError:
         _diagnose(op, input, keepdim, dtype, method)
         raise
@@ -79,41 +68,41 @@ def _all_dims(dim):
 def mean(input, dim=None, keepdim=False, *, dtype=None, method="auto"):
     """torch.mean: float and complex inputs (integers with dtype=); 16-bit floats accumulate in
     float32, float32 in float64."""
-    return _call1("mean", input, dim, keepdim, dtype, method=method)
+    return _call("mean", input, dim, keepdim, dtype, method=method)
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None, method="auto"):
     """torch.nansum: the sum with NaN counted as zero."""
-    return _call1("nansum", input, dim, keepdim, dtype, method=method)
+    return _call("nansum", input, dim, keepdim, dtype, method=method)
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, method="auto"):
     """torch.nanmean: the mean of the non-NaN values (NaN where there are none)."""
-    return _call1("nanmean", input, dim, keepdim, dtype, method=method)
+    return _call("nanmean", input, dim, keepdim, dtype, method=method)
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None, method="auto"):
     """torch.prod: every value (dim=None) or one dim. Integers multiply in int64, wrapping."""
     if dim is not None and not (isinstance(dim, int) and not isinstance(dim, bool)):
         raise TypeError(f"reducekit.prod: dim must be an int or None (torch.prod reduces one dim), got {dim!r}")
-    return _call1("prod", input, dim, keepdim, dtype, method=method)
+    return _call("prod", input, dim, keepdim, dtype, method=method)
 
 
 def amax(input, dim=(), keepdim=False, *, method="auto"):
     """torch.amax: the largest value over dim (every dim for ()); NaN propagates."""
-    return _call1("amax", input, _all_dims(dim), keepdim, method=method)
+    return _call("amax", input, _all_dims(dim), keepdim, method=method)
 
 
 def amin(input, dim=(), keepdim=False, *, method="auto"):
     """torch.amin: the smallest value over dim (every dim for ()); NaN propagates."""
-    return _call1("amin", input, _all_dims(dim), keepdim, method=method)
+    return _call("amin", input, _all_dims(dim), keepdim, method=method)
 
 
 def aminmax(input, *, dim=None, keepdim=False, method="auto"):
     """torch.aminmax: (min, max) in one read, as torch.return_types.aminmax."""
     if dim is not None and not (isinstance(dim, int) and not isinstance(dim, bool)):
         raise TypeError(f"reducekit.aminmax: dim must be an int or None, got {dim!r}")
-    mn, mx = _call("aminmax", input, dim, keepdim, method=method)
+    mn, mx = _call("aminmax", input, dim, keepdim, method=method, first=False)
     return torch.return_types.aminmax((mn, mx))
 
 
@@ -127,19 +116,19 @@ def all(input, dim=None, keepdim=False, *, method="auto"):  # noqa: A001
     """torch.all: whether every value is nonzero (bool; uint8 for uint8 input)."""
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         return _truth(input)
-    return _call1("all", input, dim, keepdim, method=method)
+    return _call("all", input, dim, keepdim, method=method)
 
 
 def any(input, dim=None, keepdim=False, *, method="auto"):  # noqa: A001
     """torch.any: whether some value is nonzero (bool; uint8 for uint8 input)."""
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         return _truth(input)
-    return _call1("any", input, dim, keepdim, method=method)
+    return _call("any", input, dim, keepdim, method=method)
 
 
 def count_nonzero(input, dim=None, *, method="auto"):
     """torch.count_nonzero: the number of nonzero values (int64)."""
-    return _call1("count_nonzero", input, _all_dims(dim), False, method=method)
+    return _call("count_nonzero", input, _all_dims(dim), False, method=method)
 
 
 def _correction(name, dim, unbiased, correction):
@@ -162,44 +151,44 @@ def _correction(name, dim, unbiased, correction):
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, method="auto"):
     """torch.var: Welford/Chan in one read; divides by max(0, n - correction)."""
     dim, c = _correction("var", dim, unbiased, correction)
-    return _call1("var", input, dim, keepdim, correction=c, method=method)
+    return _call("var", input, dim, keepdim, correction=c, method=method)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, method="auto"):
     """torch.std: the square root of var."""
     dim, c = _correction("std", dim, unbiased, correction)
-    return _call1("std", input, dim, keepdim, correction=c, method=method)
+    return _call("std", input, dim, keepdim, correction=c, method=method)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, method="auto"):
     """torch.var_mean: (var, mean) from one read of the input."""
     dim, c = _correction("var_mean", dim, unbiased, correction)
-    return tuple(_call("var_mean", input, dim, keepdim, correction=c, method=method))
+    return tuple(_call("var_mean", input, dim, keepdim, correction=c, method=method, first=False))
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, method="auto"):
     """torch.std_mean: (std, mean) from one read of the input."""
     dim, c = _correction("std_mean", dim, unbiased, correction)
-    return tuple(_call("std_mean", input, dim, keepdim, correction=c, method=method))
+    return tuple(_call("std_mean", input, dim, keepdim, correction=c, method=method, first=False))
 
 
 def logsumexp(input, dim, keepdim=False, *, method="auto"):
     """torch.logsumexp in one pass: a running max and a rescaled sum of exponentials."""
-    return _call1("logsumexp", input, dim, keepdim, method=method)
+    return _call("logsumexp", input, dim, keepdim, method=method)
 
 
 def argmax(input, dim=None, keepdim=False, *, method="auto"):
     """torch.argmax: the first index of the largest value (of the first NaN, if any)."""
     if dim is not None and not (isinstance(dim, int) and not isinstance(dim, bool)):
         raise TypeError(f"reducekit.argmax: dim must be an int or None, got {dim!r}")
-    return _call1("argmax", input, dim, keepdim, method=method)
+    return _call("argmax", input, dim, keepdim, method=method)
 
 
 def argmin(input, dim=None, keepdim=False, *, method="auto"):
     """torch.argmin: the first index of the smallest value (of the first NaN, if any)."""
     if dim is not None and not (isinstance(dim, int) and not isinstance(dim, bool)):
         raise TypeError(f"reducekit.argmin: dim must be an int or None, got {dim!r}")
-    return _call1("argmin", input, dim, keepdim, method=method)
+    return _call("argmin", input, dim, keepdim, method=method)
 
 
 class linalg:  # noqa: N801  (reducekit.linalg.vector_norm, as torch.linalg.vector_norm)
@@ -211,7 +200,7 @@ class linalg:  # noqa: N801  (reducekit.linalg.vector_norm, as torch.linalg.vect
         inputs give the norm of their absolute values."""
         if isinstance(ord, bool) or not isinstance(ord, (int, float)):
             raise TypeError(f"reducekit.linalg.vector_norm: ord must be a number, got {ord!r}")
-        return _call1("vector_norm", x, dim, keepdim, dtype, ord=float(ord), method=method)
+        return _call("vector_norm", x, dim, keepdim, dtype, ord=float(ord), method=method)
 
 
 # What each op computes on fake tensors (torch.compile, opcheck): torch's own op gives the shapes

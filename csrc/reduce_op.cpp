@@ -363,9 +363,16 @@ std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_
   prm.sqrt = op == OpKind::Std || op == OpKind::StdMean;
   const red::NormOrd ord = norm_ord(ord_value);
 
-  // Integer sums are sum's (nansum of integers has no NaN to skip).
-  if (op == OpKind::NanSum && at::isIntegralType(x.scalar_type(), true))
-    return {sum_impl(x, dim.has_value() ? dim : at::OptionalIntArrayRef(at::IntArrayRef{}), keepdim, res, "auto", be)};
+  // Integer sums are sum's (nansum of integers has no NaN to skip). On the CPU a float nansum is
+  // sum's too, of the values with NaN read as 0, so that nansum(x) and sum(x) have the same bits on
+  // NaN-free data (one masked copy; CUDA's nansum runs the operators' engine, in sum's order over
+  // dims but not over the whole tensor: NOTES.md, issue 19).
+  if (op == OpKind::NanSum && (at::isIntegralType(x.scalar_type(), true) || x.device().is_cpu())) {
+    // masked_fill clones with the input's strides: sum's order follows the layout, so the copy must keep it.
+    const at::Tensor z = at::isIntegralType(x.scalar_type(), true) ? x : x.masked_fill(at::isnan(x), 0);
+    return {sum_impl(z, dim.has_value() ? dim : at::OptionalIntArrayRef(at::IntArrayRef{}), keepdim,
+                     at::isIntegralType(x.scalar_type(), true) || wide ? std::optional<at::ScalarType>(res) : std::nullopt, "auto", be)};
+  }
 
   // The outputs' dtypes (the first converted to res at the end, where they differ).
   c10::SmallVector<at::ScalarType, 2> dts{op == OpKind::Prod && at::isIntegralType(res, true) ? at::kLong

@@ -197,7 +197,7 @@ void run_op(const OpDesc& d) {
       case OpKind::NanSum: return run_in_or_wide<In, MapReduce<A, A, SumM, MapNanZero>>(d);
       case OpKind::NanMean: return run_in_or_wide<In, NanMean<A, A>>(d);
       case OpKind::Var: case OpKind::Std: case OpKind::VarMean: case OpKind::StdMean:
-        return run<In, Welford<A, A>, In, In>(d);  // runs in A too: the CPU has the time
+        return run<In, Welford<V, WelfordAcc>, In, In>(d);  // the CUDA kernels' struct: the same bits
       case OpKind::LogSumExp: return run<In, LogSumExp<V, V>, In>(d);
       case OpKind::Norm:
         switch (d.ord) {

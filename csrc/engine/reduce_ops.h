@@ -27,6 +27,13 @@
 #define RK_HD inline
 #endif
 #endif
+#ifndef RK_NOINLINE
+#if defined(__CUDACC__)
+#define RK_NOINLINE __host__ __device__ __noinline__
+#else
+#define RK_NOINLINE __attribute__((noinline))
+#endif
+#endif
 
 namespace rk {
 namespace red {
@@ -350,7 +357,56 @@ struct Welford {
         m2 += d * d;
       }
     }
+    // A run whose differences or squares overflow the value type (finite values near its largest,
+    // of both signs: bfloat16's range is float32's), or whose squares may have underflowed (an M2
+    // below 2^-96 that is not an exact 0 of equal values, or tiny values: subnormal data), goes again on the slow
+    // path; a run holding inf or NaN takes it too and keeps its NaN/inf. One predicted branch per run.
+    if (!is_finite(m2) || (m2 < T(0x1p-96) && (m2 != T(0) || s != T(0) || (c != T(0) && m_abs(c) < T(0x1p-60))))) {
+      Run<N> r;
+#pragma unroll
+      for (int k = 0; k < N; ++k) r.v[k] = v[k];
+      return lane_wide<N>(r, cnt);
+    }
     return {static_cast<A>(c) + static_cast<A>(ms), static_cast<A>(m2), cnt};
+  }
+  // The run in A, scaled by 2^-512 (2^512) when A is the value type itself (float64 input) and the
+  // values are huge (tiny): no intermediate overflows or underflows, and M2 = 2^1024 * the scaled
+  // M2 is inf only when the run's true M2 is past A's range. Out of line, the run passed by value: inlined, it cost the fast path up to
+  // 900 bytes of spills (ptxas, the 16-bit rows kernels).
+  template <int N>
+  struct Run {
+    T v[N];
+  };
+  template <int N>
+  RK_NOINLINE static Acc lane_wide(const Run<N> r, int cnt) {
+    const T* v = r.v;
+    A big = A(0);  // the largest finite |value|: which way to scale
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      if (k < cnt && is_finite(v[k]) && m_abs(static_cast<A>(v[k])) > big) big = m_abs(static_cast<A>(v[k]));
+    constexpr bool kScale = std::is_same_v<A, T>;
+    const bool huge = kScale && big > A(0x1p500), tiny = kScale && big < A(0x1p-500);
+    const A down = huge ? A(0x1p-512) : tiny ? A(0x1p512) : A(1), up = huge ? A(0x1p512) : tiny ? A(0x1p-512) : A(1);
+    // The mean unshifted (an infinite first value would make every shifted value NaN), M2 shifted.
+    const A c = static_cast<A>(v[0]) * down;
+    A s = A(0), t = A(0);
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if (k < cnt) {
+        s += static_cast<A>(v[k]) * down - c;
+        t += static_cast<A>(v[k]) * down;
+      }
+    }
+    const A ms = s / static_cast<A>(cnt);
+    A m2 = A(0);
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if (k < cnt) {
+        const A d = (static_cast<A>(v[k]) * down - c) - ms;
+        m2 += d * d;
+      }
+    }
+    return {t / static_cast<A>(cnt) * up, m2 * up * up, cnt};
   }
   RK_HD static Acc combine(Acc a, Acc b) {
     if (a.n == 0) return b;
@@ -361,6 +417,10 @@ struct Welford {
     const A d = b.mean - a.mean, fb = a.n == b.n ? A(0.5) : static_cast<A>(b.n) / static_cast<A>(n);
     // Chan's correction term d^2 * na * nb / n: the spread between the two parts' means.
     const A corr = RK_FAULT_IS(WelfordNoCorrection) ? A(0) : d * d * static_cast<A>(a.n) * fb;  // planted: dropped
+    // Means of opposite signs near A's largest value overflow their difference: the mean is then
+    // the weighted average of the two (finite), and M2 is past the range (inf). Infinite means
+    // (inf inputs) give inf or NaN there, as torch's mean does.
+    if (!is_finite(d)) return {a.mean * (A(1) - fb) + b.mean * fb, a.m2 + b.m2 + corr, n};
     return {a.mean + d * fb, a.m2 + b.m2 + corr, n};
   }
   RK_HD static Pair<A> project(Acc a, const Params& p) {
@@ -488,6 +548,10 @@ template <class In, bool kHalf>
 using ValueOf = std::conditional_t<kHalf, float, std::conditional_t<std::is_integral_v<In>, int64_t, In>>;
 template <bool kHalf>
 using SumAccOf = std::conditional_t<kHalf, float, double>;
+// Welford's state (mean, M2) is float64 for every input, 16-bit floats included: the M2 of
+// 16-bit values near their largest (about 1e76 for bfloat16) is past float32's range, while the
+// variance's square root is not. Its runs stay in the value type (Welford::lane).
+using WelfordAcc = double;
 
 }  // namespace red
 }  // namespace rk

@@ -19,7 +19,7 @@ cudaError_t ops_moments(const OpStep& a, size_t* ws) {
       case OpKind::Var:
       case OpKind::Std:
       case OpKind::VarMean:
-      case OpKind::StdMean: return ops::run<In, Welford<ops::Val<In>, A>, In, In>(a, ws);
+      case OpKind::StdMean: return ops::run<In, Welford<ops::Val<In>, WelfordAcc>, In, In>(a, ws);
       default: return cudaErrorInvalidValue;
     }
   });

@@ -1,0 +1,254 @@
+"""Invariants between the ops, as properties over drawn shapes, reduced dims, layouts and dtypes
+(hypothesis), plus the CPU's promises about threads and instruction sets:
+  - nansum == sum and nanmean == mean, bitwise, on NaN-free data (CPU; on CUDA over dims);
+  - amax == aminmax.max, amin == aminmax.min; var_mean[0] == var, std_mean[0] == std;
+  - vector_norm(x, 1) and mean(x) are the engine's sum in its documented order (a model of the
+    order written in Python, numpy's IEEE additions, on the CPU);
+  - count_nonzero agrees with any and all;
+  - every op's bits are the same with 1, 2 and 4 CPU threads, every dtype, rows of several chunks;
+  - the baseline and AVX2 CPU kernels give the same bits (a fresh process per instruction set).
+Settings profiles: REDUCEKIT_HYPOTHESIS_PROFILE as in test_properties.py.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import reducekit
+from helpers import CUDA, same_bits, seed_for
+
+_COMMON = dict(deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("ci", max_examples=60, **_COMMON)
+settings.register_profile("h200", max_examples=200, **_COMMON)
+settings.register_profile("dev", max_examples=10, **_COMMON)
+settings.register_profile("soak", max_examples=2000, **_COMMON)
+settings.load_profile(os.environ.get("REDUCEKIT_HYPOTHESIS_PROFILE", "ci"))
+
+FLOATS = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
+
+
+@st.composite
+def tensors(draw, dtypes=FLOATS, max_numel=60_000):
+    """A drawn tensor (shape of 1-4 dims, a layout: contiguous, permuted or channels_last, a
+    nonzero mean, seeded values) and a reduced set (None, one dim, or several)."""
+    dtype = draw(st.sampled_from(dtypes))
+    nd = draw(st.integers(1, 4))
+    shape = [draw(st.integers(1, 40)) for _ in range(nd)]
+    if draw(st.booleans()):  # one long dim: several lanes and blocks
+        shape[draw(st.integers(0, nd - 1))] = draw(st.integers(100, 5000))
+    while math.prod(shape) > max_numel:
+        k = max(range(nd), key=lambda i: shape[i])
+        shape[k] = max(1, shape[k] // 2)
+    layout = draw(st.sampled_from(["contiguous", "permuted", "channels_last"] if nd == 4 else ["contiguous", "permuted"]))
+    red = draw(st.one_of(st.none(), st.lists(st.integers(0, nd - 1), min_size=1, max_size=nd, unique=True)))
+    seed = draw(st.integers(0, 2**31 - 1))
+    g = torch.Generator().manual_seed(seed)
+    x = (torch.randn(shape, generator=g, dtype=torch.float64) * 2 + 0.75).to(dtype)
+    if layout == "permuted":
+        perm = draw(st.permutations(range(nd)))
+        x = x.permute(list(perm)).contiguous().permute([list(perm).index(i) for i in range(nd)])
+    elif layout == "channels_last":
+        x = x.contiguous(memory_format=torch.channels_last)
+    return x, (None if red is None else sorted(red))
+
+
+def _call(f, x, dims, **kw):
+    return f(x, **kw) if dims is None else f(x, dims, **kw)
+
+
+def _one_dim(dims):
+    return None if dims is None else dims[0]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@given(case=tensors())
+@settings()
+def test_nan_ops_equal_plain_ops_without_nan(device, case):
+    x, dims = case
+    x = x.to(device)
+    if device == "cpu" or dims is not None:  # CUDA's whole-tensor sum is single_pass, nansum the engine
+        assert same_bits(_call(reducekit.nansum, x, dims), _call(reducekit.sum, x, dims)), "nansum != sum"
+    assert same_bits(_call(reducekit.nanmean, x, dims), _call(reducekit.mean, x, dims)), "nanmean != mean"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@given(case=tensors())
+def test_paired_outputs_equal_single_ops(device, case):
+    x, dims = case
+    x = x.to(device)
+    d1 = _one_dim(dims)
+    mn, mx = reducekit.aminmax(x, dim=d1)
+    assert same_bits(mx, reducekit.amax(x, () if d1 is None else d1)), "aminmax.max != amax"
+    assert same_bits(mn, reducekit.amin(x, () if d1 is None else d1)), "aminmax.min != amin"
+    v, m = _call(reducekit.var_mean, x, dims)
+    assert same_bits(v, _call(reducekit.var, x, dims)), "var_mean[0] != var"
+    assert same_bits(m, _call(reducekit.var_mean, x, dims)[1]), "var_mean not run to run"
+    s, m2 = _call(reducekit.std_mean, x, dims)
+    assert same_bits(s, _call(reducekit.std, x, dims)), "std_mean[0] != std"
+    assert same_bits(m, m2), "std_mean's mean != var_mean's mean"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@given(case=tensors(dtypes=FLOATS + [torch.int32, torch.bool]))
+def test_count_nonzero_agrees_with_any_and_all(device, case):
+    x, dims = case
+    if x.dtype == torch.int32:
+        x = (x.float() * 0).to(torch.int32) + (x.float() > 0.5).to(torch.int32)
+    elif x.dtype == torch.bool:
+        x = x
+    else:
+        x = torch.where(x.float() > 0.5, x, torch.zeros((), dtype=x.dtype))
+    x = x.to(device)
+    cnt = reducekit.count_nonzero(x, None if dims is None else tuple(dims))
+    n = x.numel() if dims is None else math.prod(x.shape[d] for d in dims)
+    anyr = reducekit.any(x) if dims is None else reducekit.any(x, tuple(dims))
+    allr = reducekit.all(x) if dims is None else reducekit.all(x, tuple(dims))
+    assert torch.equal(anyr.cpu(), (cnt > 0).cpu()), "any != (count_nonzero > 0)"
+    assert torch.equal(allr.cpu(), (cnt == n).cpu()), "all != (count_nonzero == n)"
+
+
+# ------------------------------------------------------------------------------------------------
+# The engine's documented order (csrc/cpu/reduce_cpu.cpp, engine/reduce_ops.h), as a model: a
+# slice of n values in its memory order is cut into lanes of 64 bytes of input, each summed from 0
+# in index order in the accumulator, and the lane sums are combined by a perfect pairwise tree
+# (padded with zeros to a power of two).
+
+def _model_sum(vals: np.ndarray, itemsize: int, acc) -> np.ndarray:
+    g = 64 // itemsize
+    n = vals.shape[-1]
+    lanes = []
+    for l0 in range(0, n, g):
+        s = np.zeros(vals.shape[:-1], dtype=acc)
+        for k in range(l0, min(n, l0 + g)):
+            s = (s + vals[..., k].astype(acc)).astype(acc)
+        lanes.append(s)
+    while len(lanes) > 1:
+        if len(lanes) % 2:
+            lanes.append(np.zeros_like(lanes[0]))
+        lanes = [(lanes[i] + lanes[i + 1]).astype(acc) for i in range(0, len(lanes), 2)]
+    return lanes[0]
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("shape,dim", [((7, 1000), 1), ((3, 4097), 1), ((5000,), 0), ((33, 2, 9), 0)])
+def test_engine_order_model_cpu(dtype, shape, dim):
+    """vector_norm(x, 1) is the engine's sum of |x| in the documented order, and mean is that sum
+    over n, bitwise (CPU: the model is the CPU loops' order)."""
+    g = torch.Generator().manual_seed(seed_for("order", str(dtype), shape))
+    x = (torch.randn(shape, generator=g, dtype=torch.float64) * 3 + 1).to(dtype)
+    acc = np.float32 if dtype in (torch.float16, torch.bfloat16) else np.float64
+    vals = x.movedim(dim, -1).float().numpy() if dtype == torch.bfloat16 else x.movedim(dim, -1).numpy()
+    model = _model_sum(np.abs(vals), x.element_size(), acc)
+    got = reducekit.linalg.vector_norm(x, 1, dim)
+    assert np.array_equal(got.float().numpy() if dtype == torch.bfloat16 else got.numpy(),
+                          torch.from_numpy(np.asarray(model)).to(dtype).float().numpy() if dtype == torch.bfloat16
+                          else np.asarray(model).astype(got.numpy().dtype)), "vector_norm(1) is not the engine's order"
+    n = x.shape[dim]
+    mean_model = (_model_sum(vals, x.element_size(), acc) / acc(n)).astype(acc)
+    got = reducekit.mean(x, dim)
+    want = torch.from_numpy(np.asarray(mean_model)).to(dtype)
+    assert same_bits(got, want), "mean is not the engine's sum over n"
+
+
+# ------------------------------------------------------------------------------------------------
+# Thread counts and instruction sets.
+
+THREAD_CASES = [((3, 3 * 4096 * 16 + 77), 1), ((3 * 4096 * 16 + 77,), None), ((2, 3 * 65536 + 5), 1), ((131075, 3), 0)]
+ALL_DTYPES = [torch.float64, torch.float32, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.int8, torch.bool]
+
+
+def _all_ops(x, dim):
+    """Every op of reducekit.OPS that takes x's dtype, over dim."""
+    out = {}
+    fl = x.is_floating_point()
+    d = dim
+    out["sum"] = reducekit.sum(x) if d is None else reducekit.sum(x, d)
+    out["prod"] = reducekit.prod(x, d) if d is not None else reducekit.prod(x)
+    out["amax"] = reducekit.amax(x, () if d is None else d)
+    out["aminmax"] = reducekit.aminmax(x, dim=d)
+    out["argmax"] = reducekit.argmax(x, d)
+    out["count_nonzero"] = reducekit.count_nonzero(x, d)
+    out["all"] = reducekit.all(x) if d is None else reducekit.all(x, d)
+    if fl:
+        for name in ("mean", "nansum", "nanmean", "var", "std_mean"):
+            f = getattr(reducekit, name)
+            out[name] = f(x) if d is None else f(x, d)
+        out["logsumexp"] = reducekit.logsumexp(x, list(range(x.dim())) if d is None else d)
+        for o in (0, 1, 2, 3, 3.5, math.inf):
+            out[f"norm{o}"] = reducekit.linalg.vector_norm(x, o, d)
+    return out
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_bits_independent_of_thread_count(dtype):
+    """Every op gives the same bits with 1, 2 and 4 threads, on rows of several chunks (CPU)."""
+    old = torch.get_num_threads()
+    try:
+        for shape, dim in THREAD_CASES:
+            g = torch.Generator().manual_seed(seed_for("threads", str(dtype), shape))
+            x = torch.randn(shape, generator=g, dtype=torch.float64) * 3 + 0.5
+            x = (x > 0) if dtype == torch.bool else (x * 1e3).to(dtype) if not dtype.is_floating_point else x.to(dtype)
+            results = {}
+            for t in (1, 2, 4):
+                torch.set_num_threads(t)
+                results[t] = _all_ops(x, dim)
+            for t in (2, 4):
+                for name, r in results[t].items():
+                    a = tuple(r) if isinstance(r, tuple) else (r,)
+                    b = tuple(results[1][name]) if isinstance(results[1][name], tuple) else (results[1][name],)
+                    for u, v in zip(a, b):
+                        assert same_bits(u, v), f"{name} {dtype} {shape} dim={dim}: {t} threads changed the bits"
+    finally:
+        torch.set_num_threads(old)
+
+
+_ISA_SCRIPT = r"""
+import hashlib, json, math, sys, torch, reducekit
+sys.path.insert(0, sys.argv[1])
+from test_invariants import _all_ops, ALL_DTYPES
+out = {}
+for dt in ALL_DTYPES:
+    for shape, dim in [((5, 70001), 1), ((70001, 5), 0), ((131077,), None), ((3, 33, 17), 1), ((2, 3, 65539), (0, 2))]:
+        g = torch.Generator().manual_seed(7)
+        x = torch.randn(shape, generator=g, dtype=torch.float64) * 3 + 0.5
+        x = (x > 0) if dt == torch.bool else (x * 1e3).to(dt) if not dt.is_floating_point else x.to(dt)
+        if isinstance(dim, tuple):
+            r = {"sum": reducekit.sum(x, dim)}
+        else:
+            r = _all_ops(x, dim)
+        for k, v in r.items():
+            for i, t in enumerate(v if isinstance(v, tuple) else (v,)):
+                out[f"{dt} {shape} {dim} {k} {i}"] = hashlib.sha1(t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()).hexdigest()
+print(json.dumps(out))
+"""
+
+
+def _isa_hashes(isa):
+    env = dict(os.environ)
+    env.pop("REDUCEKIT_CPU_ISA", None)
+    if isa:
+        env["REDUCEKIT_CPU_ISA"] = isa
+    p = subprocess.run([sys.executable, "-c", _ISA_SCRIPT, os.path.dirname(__file__)], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def test_baseline_and_avx2_kernels_same_bits():
+    """The plain C++ CPU kernels (REDUCEKIT_CPU_ISA=baseline) and the default (AVX2 where the CPU has
+    it) give the same bits for every op, dtype and shape here, in fresh processes."""
+    base = _isa_hashes("baseline")
+    default = _isa_hashes(None)
+    assert base.keys() == default.keys()
+    diff = [k for k in base if base[k] != default[k]]
+    assert not diff, f"{len(diff)} results differ between the baseline and the default kernels: {diff[:8]}"

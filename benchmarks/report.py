@@ -18,7 +18,9 @@ Blocks, each between `<!-- report:NAME:begin -->` and `<!-- report:NAME:end -->`
 - faults: the planted-fault campaign (benchmarks/results/h200/faults.json);
 - exact: method="exact" (results_exact.json, written by bench_exact.py) and its fault campaigns;
 - ops: every other torch reduction on the engine (results_ops.json, written by bench_ops.py) and
-  its fault campaign (faults_ops.json).
+  its fault campaign (faults_ops.json);
+- special: the special-value rules (tests/special_values.py RULES, which tests/test_special_values.py
+  judges by).
 """
 from __future__ import annotations
 
@@ -45,7 +47,7 @@ FAULTS = f"{RESULTS_DIR}/faults.json"
 DIMS = f"{RESULTS_DIR}/{DIMS_FILE}.json"
 DIMS_PLOT = f"{RESULTS_DIR}/dims_pct_ceiling_eager.png"
 TEST_PERF = "tests/test_perf.py"
-BLOCKS = ("results", "targets", "ranking", "dims", "faults", "exact", "ops")
+BLOCKS = ("results", "targets", "ranking", "dims", "faults", "exact", "ops", "special")
 README_DTYPES = ("float32", "int32")
 STUDY_N = 2**25  # the study's largest size
 # The study's kernels and the reducekit methods that implement them (README's Methods table,
@@ -417,6 +419,16 @@ def splice(text: str, name: str, body: str) -> str:
     return text[:i] + "\n" + body.rstrip("\n") + "\n" + text[j:]
 
 
+def special_block(root: str = ROOT) -> str:
+    """The special-value rules table, from tests/special_values.py (the test's own list)."""
+    sys.path.insert(0, os.path.join(root, "tests"))
+    try:
+        import special_values
+    finally:
+        sys.path.pop(0)
+    return special_values.rules_table()
+
+
 def blocks(root: str = ROOT) -> dict[str, str]:
     """Every generated block's text, from the committed files under `root`."""
     def load(path):
@@ -438,6 +450,7 @@ def blocks(root: str = ROOT) -> dict[str, str]:
         "targets": targets_block(perf, read_targets(os.path.join(root, TEST_PERF))),
         "ranking": ranking_block(run, read_study(os.path.join(root, A6000))),
         "dims": dims_block(dims, plot=os.path.exists(os.path.join(root, DIMS_PLOT))),
+        "special": special_block(root),
     }
 
 

@@ -359,9 +359,9 @@ struct Welford {
     }
     // A run whose differences or squares overflow the value type (finite values near its largest,
     // of both signs: bfloat16's range is float32's), or whose squares may have underflowed (an M2
-    // below 2^-96 that is not an exact 0 of equal values, or tiny values: subnormal data), goes again on the slow
+    // below 2^-96: subnormal data, and runs of equal values, whose exact 0 goes the slow way too), goes again on the slow
     // path; a run holding inf or NaN takes it too and keeps its NaN/inf. One predicted branch per run.
-    if (!is_finite(m2) || (m2 < T(0x1p-96) && (m2 != T(0) || s != T(0) || (c != T(0) && m_abs(c) < T(0x1p-60))))) {
+    if (!is_finite(m2) || m2 < T(0x1p-96)) {
       Run<N> r;
 #pragma unroll
       for (int k = 0; k < N; ++k) r.v[k] = v[k];

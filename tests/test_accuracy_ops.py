@@ -1,0 +1,164 @@
+"""Accuracy bounds for every op, against exact (or float64 two-pass) references, on data built so that
+a narrower accumulator than the documented one fails: large cancelling sums (1e6..1e7 and their
+negatives beside small values), a large mean beside a small spread (var), values near 1 (prod).
+
+The bound of each op follows from the engine's order (engine/reduce_ops.h): a slice of n values is
+cut into lanes of G = 64 / itemsize values summed in order, and the lanes are combined by a
+pairwise tree: every value passes through at most D = G + ceil(log2(n / G)) + 1 additions in the
+op's accumulator of unit roundoff u, so a sum errs by at most gamma_D * sum|x| (Higham 4.2), and
+the result's rounding adds u_out * |result|. The accumulators are the documented ones (ACC): a
+narrower one makes the error orders of magnitude larger than the bound on this data.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+import reducekit
+from helpers import generator
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
+FLOATS = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
+U = {torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8, torch.float32: 2.0**-24, torch.float64: 2.0**-53}
+
+
+def acc_u(op: str, dtype: torch.dtype) -> float:
+    """Unit roundoff of the accumulator each op documents: sums, means, the 1- and 2-norms and
+    Welford's state accumulate 16-bit floats in float32 (Welford: float64) and float32 in float64;
+    prod, logsumexp and the other p-norms in the value type (float32 for 16-bit and float32)."""
+    wide = dtype == torch.float64 or (dtype == torch.float32 and op in ("sum", "nansum", "mean", "nanmean", "norm1", "norm2"))
+    if op == "var":
+        return 2.0**-53
+    return 2.0**-53 if wide else 2.0**-24
+
+
+def depth(n: int, dtype: torch.dtype) -> int:
+    g = 64 // torch.empty((), dtype=dtype).element_size()
+    return g + math.ceil(math.log2(max(1, -(-n // g)))) + 1
+
+
+def gamma(d: int, u: float) -> float:
+    return d * u / (1 - d * u)
+
+
+def cancelling(n: int, dtype, device, key):
+    """Half values of magnitude 1e6..1e7 (1e2..1e3 for float16) with their negatives, half in [0, 1):
+    the exact sum is about n/4, the partial sums are large."""
+    g = generator(device, "acc", key, n, str(dtype))
+    big = 1e3 if dtype == torch.float16 else 1e7
+    q = n // 4
+    b = torch.empty(q, device=device, dtype=torch.float64).uniform_(big / 10, big, generator=g)
+    small = torch.rand(n - 2 * q, device=device, generator=g, dtype=torch.float64) * (0.05 if dtype == torch.float16 else 1)
+    x = torch.cat([b, -b, small])  # float16: the sum (about n/40) stays inside its range
+    x = x[torch.randperm(n, device=device, generator=g)].to(dtype)
+    return x
+
+
+def exact(v: torch.Tensor) -> float:
+    return math.fsum(v.double().cpu().reshape(-1).tolist())
+
+
+SIZES = [4099, 2**16 + 3, 2**20 + 1]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_sums_and_means_on_cancelling_data(device, dtype):
+    """sum, nansum (with NaNs placed among the values), mean and nanmean within gamma_D * sum|x| of
+    the exact sum: a float32 accumulator for float32 data errs by about 1e3 here, the bound is about 1e-3."""
+    for n in SIZES:
+        x = cancelling(n, dtype, device, "sums")
+        s_abs = x.double().abs().sum().item()
+        ref = exact(x)
+        u_out = U[dtype]
+        for op in ("sum", "nansum", "mean", "nanmean"):
+            xx = x
+            if op.startswith("nan"):
+                xx = x.clone()
+                xx[torch.arange(7, n, 997, device=device)] = float("nan")
+            keep = ~xx.isnan()
+            r = exact(xx[keep])
+            m = int(keep.sum())
+            b = gamma(depth(n, dtype), acc_u(op, dtype)) * xx[keep].double().abs().sum().item()
+            got = float(getattr(reducekit, op)(xx))
+            if op.endswith("mean"):
+                r, b = r / m, b / m + acc_u(op, dtype) * abs(r / m)
+            b += u_out * abs(r)
+            assert abs(got - r) <= b, f"{op} {dtype} n={n}: error {abs(got - r):.3e} > bound {b:.3e} (got {got}, exact {r})"
+        assert s_abs > 0 and ref == ref
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_var_std_large_mean(device, dtype):
+    """var and std on data of mean 1e4 (1e2 for 16-bit) and spread 1: the shifted runs and Chan's
+    merges keep the error at the spread's scale; a sum of squares minus a squared sum (or a float32
+    state for float32) loses every digit here."""
+    mean = 1e2 if dtype in (torch.float16, torch.bfloat16) else 1e4
+    for n in (4099, 2**16 + 3, 2**20 + 1):
+        g = generator(device, "var", n, str(dtype))
+        x = (torch.randn(n, device=device, generator=g, dtype=torch.float64) + mean).to(dtype)
+        xd = x.double()
+        m = exact(xd) / n
+        ref = math.fsum(((xd - m) ** 2).cpu().tolist()) / (n - 1)
+        # the runs are two-pass in the value type: each value's deviation carries its value-type
+        # rounding (u_v * |x|), squared and summed: 2 * u_v * mean / spread relative, plus the merges
+        u_v = 2.0**-53 if dtype == torch.float64 else 2.0**-24
+        rel = 2 * u_v * mean * 4 + gamma(depth(n, dtype), 2.0**-53) * 4 + 4 * U[dtype]
+        v = float(reducekit.var(x))
+        s = float(reducekit.std(x))
+        assert abs(v - ref) <= rel * ref, f"var {dtype} n={n}: {v} vs {ref} (rel {abs(v - ref) / ref:.2e} > {rel:.2e})"
+        assert abs(s - math.sqrt(ref)) <= rel * math.sqrt(ref), f"std {dtype} n={n}: {s} vs {math.sqrt(ref)}"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_logsumexp_prod_and_norms(device, dtype):
+    """logsumexp of large values (a naive exp overflows), prod of values near 1, and vector_norm of
+    every ord (0, 0.5, 1, 2, 3, 3.5, -1, inf, -inf) on cancelling data, against float64 references
+    within the accumulator's bound."""
+    n = 2**16 + 3
+    g = generator(device, "lse", str(dtype))
+    x = (torch.randn(n, device=device, generator=g, dtype=torch.float64) * 3 + 80).to(dtype)
+    xd = x.double()
+    ref = (xd.max() + torch.log(torch.exp(xd - xd.max()).sum())).item()
+    u = acc_u("logsumexp", dtype)
+    # s = sum exp(x - m) >= 1 with terms <= 1: relative error gamma_D + 2^-21 (the GPU's ex2.approx),
+    # and log(s) turns it into an absolute error; plus the result's rounding
+    b = gamma(depth(n, dtype), u) + 2.0**-21 + 2 * U[dtype] * abs(ref)
+    got = float(reducekit.logsumexp(x, 0))
+    assert abs(got - ref) <= b, f"logsumexp {dtype}: {got} vs {ref} (err {abs(got - ref):.2e} > {b:.2e})"
+
+    p = (1 + 1e-3 * torch.randn(4099, device=device, generator=g, dtype=torch.float64)).to(dtype)
+    pref = math.exp(math.fsum(math.log(v) for v in p.double().cpu().tolist()))
+    pb = (p.numel() * acc_u("prod", dtype) + U[dtype]) * abs(pref)
+    got = float(reducekit.prod(p))
+    assert abs(got - pref) <= pb, f"prod {dtype}: {got} vs {pref} (err {abs(got - pref):.2e} > {pb:.2e})"
+
+    c = cancelling(n, dtype, device, "norms")
+    a = c.double().abs()
+    for o in (0, 0.5, 1, 2, 3, 3.5, -1, math.inf, -math.inf):
+        got = float(reducekit.linalg.vector_norm(c, o))
+        if o == 0:
+            assert got == float(torch.tensor(float((c != 0).sum())).to(dtype)), f"norm0 {dtype}"
+            continue
+        if math.isinf(o):
+            assert got == float(a.max() if o > 0 else a.min()), f"norm{o} {dtype}"
+            continue
+        terms = (a ** o).cpu().tolist()
+        sref = math.fsum(terms)
+        ref = sref ** (1 / o)
+        if ref >= torch.finfo(dtype).max:  # past the result dtype's range (float16's 0.5-norm here)
+            assert got == math.inf, f"norm{o} {dtype}: {got}, the reference {ref} is past the dtype's range"
+            continue
+        key = "norm1" if o == 1 else "norm2" if o == 2 else "normp"
+        u = acc_u(key, dtype)
+        # the sum of positive terms errs by gamma_D (relative), each term by its pow (a few ulps of
+        # the value type, p - 1 products for integer p); the root divides that by |p|, and adds its
+        # own rounding and the result's
+        rel_sum = gamma(depth(n, dtype), u) + (abs(o) + 2) * (2.0**-53 if dtype == torch.float64 or key != "normp" else 2.0**-24)
+        rel = rel_sum / abs(o) + 4 * (2.0**-53 if dtype == torch.float64 else 2.0**-24) + U[dtype]
+        sub = torch.finfo(dtype).smallest_normal * torch.finfo(dtype).eps  # a subnormal result's spacing
+        assert abs(got - ref) <= rel * abs(ref) + sub, f"norm{o} {dtype}: {got} vs {ref} (rel {abs(got - ref) / ref:.2e} > {rel:.2e})"

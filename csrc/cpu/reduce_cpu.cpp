@@ -197,7 +197,7 @@ void run_op(const OpDesc& d) {
       case OpKind::NanSum: return run_in_or_wide<In, MapReduce<A, A, SumM, MapNanZero>>(d);
       case OpKind::NanMean: return run_in_or_wide<In, NanMean<A, A>>(d);
       case OpKind::Var: case OpKind::Std: case OpKind::VarMean: case OpKind::StdMean:
-        return run<In, Welford<V, WelfordAcc>, In, In>(d);  // the CUDA kernels' struct: the same bits
+        return run<In, Welford<WelfordAcc, WelfordAcc>, In, In>(d);  // runs in float64 too: the CPU has the time
       case OpKind::LogSumExp: return run<In, LogSumExp<V, V>, In>(d);
       case OpKind::Norm:
         switch (d.ord) {

@@ -137,6 +137,20 @@ def report(rows: list[dict], env: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+def write_report(out_dir: str, stem: str, rows: list[dict], env: dict, no_control: bool, md: str | None = None) -> int:
+    """Writes out_dir/<stem>.json and <stem>.md (report() unless `md` is given), prints the report,
+    and returns the campaign's exit code: 0 when every fault was caught and the control passed."""
+    with open(os.path.join(out_dir, f"{stem}.json"), "w") as f:
+        json.dump({"env": env, "rows": [{k: v for k, v in r.items() if k != "src"} for r in rows]}, f, indent=1)
+    md = report(rows, env) if md is None else md
+    with open(os.path.join(out_dir, f"{stem}.md"), "w") as f:
+        f.write(md)
+    print(md)
+    missed = [r for r in rows if r["fault"] != "none" and not r["result"].startswith("caught")]
+    control_ok = no_control or any(r["fault"] == "none" and r["result"] == "passed" for r in rows)
+    return 0 if not missed and control_ok else 1
+
+
 def fault_list() -> dict[str, str]:
     """name -> what it plants, read from csrc/kernels/faults.h (as setup.py reads it): no build
     is needed to start a campaign."""
@@ -184,15 +198,7 @@ def main():
     rows.sort(key=lambda r: names.index(r["fault"]))
     env = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "torch": torch.__version__,
            "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU", "seed": seed, "pytest_args": pytest_args}
-    with open(os.path.join(a.out, "faults.json"), "w") as f:
-        json.dump({"env": env, "rows": [{k: v for k, v in r.items() if k != "src"} for r in rows]}, f, indent=1)
-    md = report(rows, env)
-    with open(os.path.join(a.out, "faults.md"), "w") as f:
-        f.write(md)
-    print(md)
-    missed = [r for r in rows if r["fault"] != "none" and not r["result"].startswith("caught")]
-    control_ok = a.no_control or any(r["fault"] == "none" and r["result"] == "passed" for r in rows)
-    sys.exit(0 if not missed and control_ok else 1)
+    sys.exit(write_report(a.out, "faults", rows, env, a.no_control))
 
 
 if __name__ == "__main__":

@@ -366,7 +366,7 @@ std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_
   // Integer sums are sum's (nansum of integers has no NaN to skip). On the CPU a float nansum is
   // sum's too, of the values with NaN read as 0, so that nansum(x) and sum(x) have the same bits on
   // NaN-free data (one masked copy; CUDA's nansum runs the operators' engine, in sum's order over
-  // dims but not over the whole tensor: NOTES.md, issue 19).
+  // dims but not over the whole tensor: open in issue 19).
   if (op == OpKind::NanSum && (at::isIntegralType(x.scalar_type(), true) || x.device().is_cpu())) {
     // masked_fill clones with the input's strides: sum's order follows the layout, so the copy must keep it.
     const at::Tensor z = at::isIntegralType(x.scalar_type(), true) ? x : x.masked_fill(at::isnan(x), 0);

@@ -359,8 +359,9 @@ struct Welford {
     }
     // A run whose differences or squares overflow the value type (finite values near its largest,
     // of both signs: bfloat16's range is float32's), or whose squares may have underflowed (an M2
-    // below 2^-96: subnormal data, and runs of equal values, whose exact 0 goes the slow way too), goes again on the slow
-    // path; a run holding inf or NaN takes it too and keeps its NaN/inf. One predicted branch per run.
+    // below 2^-96: subnormal data, and runs of equal values, whose exact 0 goes the slow way too),
+    // goes again on the slow path; a run holding inf or NaN takes it too and keeps its NaN/inf.
+    // One predicted branch per run.
     if (!is_finite(m2) || m2 < T(0x1p-96)) {
       Run<N> r;
 #pragma unroll
@@ -371,8 +372,8 @@ struct Welford {
   }
   // The run in A, scaled by 2^-512 (2^512) when A is the value type itself (float64 input) and the
   // values are huge (tiny): no intermediate overflows or underflows, and M2 = 2^1024 * the scaled
-  // M2 is inf only when the run's true M2 is past A's range. Out of line, the run passed by value: inlined, it cost the fast path up to
-  // 900 bytes of spills (ptxas, the 16-bit rows kernels).
+  // M2 is inf only when the run's true M2 is past A's range. Out of line, the run passed by value:
+  // inlined, it cost the fast path up to 900 bytes of spills (ptxas, the 16-bit rows kernels).
   template <int N>
   struct Run {
     T v[N];

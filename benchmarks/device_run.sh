@@ -5,7 +5,7 @@
 #   STAGES="build test sanitize faults"  bash benchmarks/device_run.sh
 # Stages: build, test (whole suite but perf), sanitize (memcheck, racecheck, synccheck and
 # initcheck on a subset), sanitize_ops (the same on the operators' tests), faults
-# (benchmarks/faults.py), tune, tune_ops (benchmarks/tune_ops.py), quick (benchmark --quick), bench
+# (benchmarks/faults.py), fault_patches (benchmarks/fault_patches.py), tune, tune_ops (benchmarks/tune_ops.py), quick (benchmark --quick), bench
 # (full sweep into $OUT/res/h200), dims (bench.py --dims into $OUT/res/h200), exact (bench_exact.py
 # into $OUT/res/h200), ops (bench_ops.py into $OUT/res/h200), perf (timing tests,
 # figures into $OUT/res/perf.json).
@@ -18,6 +18,8 @@ OUT=${OUT:-/tmp/reducekit-out}
 STAGES=${STAGES:-"build test"}
 # One data seed for the whole call (the test stage and the fault campaign see the same data).
 export REDUCEKIT_SEED=${REDUCEKIT_SEED:-$(( $(od -An -N4 -tu4 /dev/urandom) & 0x7fffffff ))}
+# The whole special-value matrix here (CI checks half of it, tests/test_special_values.py).
+export REDUCEKIT_MATRIX_FRACTION=${REDUCEKIT_MATRIX_FRACTION:-1}
 mkdir -p "$OUT/res"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -108,6 +110,12 @@ if has faults; then
     | tee "$OUT/res/faults.log" | tail -30
   verdict faults "${PIPESTATUS[0]}"
   mkdir -p "$OUT/res/faults/logs" && cp faults-work/*.log "$OUT/res/faults/logs/" 2>/dev/null
+fi
+if has fault_patches; then
+  log "faults planted by another hand (benchmarks/fault_patches.py; PATCHES_ARGS picks them)"
+  eval "timeout ${PATCHES_TIMEOUT:-540} python3 benchmarks/fault_patches.py --out \"$OUT/res/fault_patches\" ${PATCHES_ARGS:-}" 2>&1 \
+    | tee "$OUT/res/fault_patches.log" | tail -40
+  verdict fault_patches "${PIPESTATUS[0]}"
 fi
 if has tune; then
   log "tune"

@@ -95,6 +95,10 @@ def main():
     os.makedirs(logs, exist_ok=True)
     shutil.rmtree(src, ignore_errors=True)
     shutil.copytree(ROOT, src, ignore=COPY_IGNORE)
+    # The copy lies inside ROOT's repository (faults-work/, git-ignored): without a repository of its
+    # own, `git apply` there would resolve paths against ROOT's top level and skip every file
+    # outside the copy's directory, silently (exit 0), and no fault would be planted.
+    sh(["git", "init", "-q"], src)
     pytest_args = shlex.split(a.pytest_args)
     rows = []
     todo = ([{"fault": "none", "where": "", "what": "no patch: the control", "path": None}] if not a.no_control else []) + patches
@@ -102,6 +106,8 @@ def main():
         r = {k: q[k] for k in ("fault", "where", "what")}
         if q["path"]:
             code, out = sh(["git", "apply", q["path"]], src)
+            if code == 0:  # planted: the reverse applies (each of its hunks is in the copy)
+                code, out = sh(["git", "apply", "-R", "--check", q["path"]], src)
             if code != 0:
                 r.update(result="patch failed", caught_by="", detail=out.strip()[-200:])
                 rows.append(r)

@@ -78,7 +78,9 @@ def classify(fault: str, out: str, code, timeout: int = 0) -> dict:
     passed = re.search(r"(\d+) passed", out)
     r = {"passed_before": int(passed.group(1)) if passed else 0}
     if code is None:
-        r.update(result="caught (timeout)", caught_by="", detail=f"suite still running after {timeout} s")
+        # Not a catch: a suite cut short says nothing about the tests it did not reach (a test that
+        # hangs is ended by pytest-timeout and counted below).
+        r.update(result="timeout (not judged)", caught_by="", detail=f"suite still running after {timeout} s")
     elif code == 0:
         r.update(result="missed" if fault != "none" else "passed", caught_by="", detail=out.strip().splitlines()[-1] if out.strip() else "")
     elif "+ Timeout +" in out:  # pytest-timeout ended a hung test (and the process with it)

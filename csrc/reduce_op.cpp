@@ -368,9 +368,17 @@ std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_
   // NaN-free data (one masked copy; CUDA's nansum runs the operators' engine, in sum's order over
   // dims but not over the whole tensor: open in issue 19).
   if (op == OpKind::NanSum && (at::isIntegralType(x.scalar_type(), true) || x.device().is_cpu())) {
-    // masked_fill clones with the input's strides: sum's order follows the layout, so the copy must keep it.
-    const at::Tensor z = at::isIntegralType(x.scalar_type(), true) ? x : x.masked_fill(at::isnan(x), 0);
-    return {sum_impl(z, dim.has_value() ? dim : at::OptionalIntArrayRef(at::IntArrayRef{}), keepdim,
+    // sum's order follows the layout, so the copy is laid out as sum reads x: with x's strides
+    // when x is dense, contiguous when it has gaps (sum copies such a view contiguous first). An
+    // out-of-place masked_fill returns a contiguous copy, whose sum of a permuted input differed
+    // from sum(x) in the last bits.
+    at::Tensor z = x;
+    if (!at::isIntegralType(x.scalar_type(), true)) {
+      z = x.is_non_overlapping_and_dense() ? x.clone(at::MemoryFormat::Preserve) : x.contiguous();
+      z.masked_fill_(at::isnan(z), 0);
+    }
+    // dim=None stays None: sum(x) reduces the whole tensor by its own path, not the dims engine.
+    return {sum_impl(z, dim, keepdim,
                      at::isIntegralType(x.scalar_type(), true) || wide ? std::optional<at::ScalarType>(res) : std::nullopt, "auto", be)};
   }
 

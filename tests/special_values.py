@@ -14,7 +14,8 @@ in the operators').
 Nothing here is per op: the ops come from reducekit.OPS, and each op is called as torch's
 function of the same name is called (reducekit's signatures are torch's). A new op gets the matrix
 without a line here; the only per-op entries are extra argument variants (vector_norm's ord,
-var's correction), and a name missing from VARIANTS runs with torch's defaults.
+var's correction, sum's method="exact"), and a name missing from VARIANTS runs with torch's
+defaults.
 """
 from __future__ import annotations
 
@@ -32,7 +33,11 @@ LANE_BYTES = 64
 LATE = 1 << 17  # past the first chunk of every kernel
 
 # Extra argument sets per op (every op also runs with torch's defaults unless listed here).
+# Arguments named in OURS_ONLY are reducekit's own (torch's function is called without them):
+# sum's method="exact" (its own kernels, CPU and CUDA) gets the whole matrix too.
+OURS_ONLY = ("method",)
 VARIANTS: dict[str, list[dict]] = {
+    "sum": [{}, dict(method="exact")],
     "linalg.vector_norm": [dict(ord=o) for o in (0, 1, 2, 3, 3.5, 0.5, -1, math.inf, -math.inf)],
     "var": [{}, dict(correction=0)],
     "std": [{}, dict(correction=0)],
@@ -211,7 +216,7 @@ def resolve(mod, op: str):
 def call(mod, case: Case, x: torch.Tensor, dims):
     """The op of `mod` (torch or reducekit) called as torch's function is called."""
     f = resolve(mod, case.op)
-    kw = dict(case.kwargs)
+    kw = {k: v for k, v in case.kwargs if mod is reducekit or k not in OURS_ONLY}
     if dims is None:
         if case.op == "logsumexp":  # logsumexp's dim is required
             return f(x, list(range(x.dim())), **kw)

@@ -215,3 +215,31 @@ def test_integer_ops_over_the_full_range(device, dtype):
                         assert torch.equal(a, b), f"{op} {shape} dims={dims} {layout} output {k}: {a.flatten()[:4].tolist()} vs torch {b.flatten()[:4].tolist()}"
                 checked += 1
     assert checked >= 4 * 8, checked  # at least the extremes, sums, prod and counts ran everywhere
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=lambda d: str(d).removeprefix("torch."))
+def test_dtype_argument_accumulates_in_the_wider_type(device, dtype):
+    """dtype=torch.float64 on a narrower input: the op runs in float64 (torch reads the input as
+    float64 first), so a float32 (or 16-bit) intermediate must not show. Four factors of 1e30 side
+    by side (in one 64-byte lane) overflow a float32 product (1e60 > 3.4e38) and fit float64 (1e120)
+    in any order; cancelling sums lose everything but their largest terms in float32. Both within
+    float64's bound here."""
+    g = generator(device, "dtype-arg", str(dtype))
+    n = 4099
+    big = 1e30 if dtype != torch.float16 else 1e3  # float16 holds up to 65504: its factors are smaller
+    k = 4
+    exps = torch.randint(-2, 3, (n - 2 * k,), device=device, generator=g).to(torch.float64)
+    factors = torch.cat([torch.full((k,), big, device=device, dtype=torch.float64),
+                         torch.full((k,), 1 / big, device=device, dtype=torch.float64), 2.0 ** exps])
+    x_prod = factors.to(dtype)
+    x_sum = cancelling(n, dtype, device, "dtype-arg")
+    for op, x in (("prod", x_prod), ("sum", x_sum), ("nansum", x_sum), ("mean", x_sum), ("nanmean", x_sum)):
+        got = getattr(reducekit, op)(x, dtype=torch.float64)
+        ref = getattr(torch, op)(x.double())
+        assert got.dtype == torch.float64
+        if op == "prod":
+            bound = n * 2.0**-53 * abs(float(ref))  # n - 1 roundings of a float64 product
+        else:
+            bound = gamma(depth(n, torch.float64), 2.0**-53) * float(x.double().abs().sum()) / (n if "mean" in op else 1)
+        assert abs(float(got) - float(ref)) <= bound, f"{op} {dtype} dtype=float64: {float(got)!r}, float64 {float(ref)!r}, bound {bound:.3e}"

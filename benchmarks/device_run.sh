@@ -5,10 +5,11 @@
 #   STAGES="build test sanitize faults"  bash benchmarks/device_run.sh
 # Stages: build, test (whole suite but perf), sanitize (memcheck, racecheck, synccheck and
 # initcheck on a subset), sanitize_ops (the same on the operators' tests), faults
-# (benchmarks/faults.py), fault_patches (benchmarks/fault_patches.py), tune, tune_ops (benchmarks/tune_ops.py), quick (benchmark --quick), bench
-# (full sweep into $OUT/res/h200), dims (bench.py --dims into $OUT/res/h200), exact (bench_exact.py
-# into $OUT/res/h200), ops (bench_ops.py into $OUT/res/h200), perf (timing tests,
-# figures into $OUT/res/perf.json).
+# (benchmarks/faults.py), fault_patches (benchmarks/fault_patches.py, PATCHES_ARGS), tune,
+# tune_ops (benchmarks/tune_ops.py), quick (benchmark --quick), bench (full sweep into
+# $OUT/res/h200), dims (bench.py --dims into $OUT/res/h200), exact (bench_exact.py into
+# $OUT/res/h200), ops (bench_ops.py into $OUT/res/h200), perf (timing tests, figures into
+# $OUT/res/perf.json).
 # The exit status is non-zero if ANY stage that ran failed: a failed build, a failing or empty
 # test run, any sanitizer error, a missed fault or failed control, a tune or bench error, a
 # missed perf target. $OUT/summary.txt lists each stage's verdict.

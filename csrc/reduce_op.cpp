@@ -366,7 +366,7 @@ std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_
   // Integer sums are sum's (nansum of integers has no NaN to skip). On the CPU a float nansum is
   // sum's too, of the values with NaN read as 0, so that nansum(x) and sum(x) have the same bits on
   // NaN-free data (one masked copy; CUDA's nansum runs the operators' engine, in sum's order over
-  // dims but not over the whole tensor: open in issue 19).
+  // dims but not over the whole tensor, where sum is single_pass: one engine is issue 20's).
   if (op == OpKind::NanSum && (at::isIntegralType(x.scalar_type(), true) || x.device().is_cpu())) {
     // sum's order follows the layout, so the copy is laid out as sum reads x: with x's strides
     // when x is dense, contiguous when it has gaps (sum copies such a view contiguous first). An

@@ -208,7 +208,7 @@ def test_integer_ops_over_the_full_range(device, dtype):
                 for k, (a, b) in enumerate(zip(gots, exps)):
                     assert a.dtype == b.dtype and a.shape == b.shape, f"{op} {shape} {dims} {layout} output {k}"
                     if b.is_floating_point():
-                        # a float result of integer input (mean, norms): the float64 value, rounded
+                        # a float result of integer input (logsumexp, in the default float dtype)
                         torch.testing.assert_close(a, b, rtol=4 * torch.finfo(b.dtype).eps, atol=0,
                                                    msg=f"{op} {shape} {dims} {layout} output {k}")
                     else:

@@ -213,18 +213,23 @@ def resolve(mod, op: str):
     return f
 
 
-def call(mod, case: Case, x: torch.Tensor, dims):
-    """The op of `mod` (torch or reducekit) called as torch's function is called."""
-    f = resolve(mod, case.op)
-    kw = {k: v for k, v in case.kwargs if mod is reducekit or k not in OURS_ONLY}
+def call_op(mod, op: str, x: torch.Tensor, dims, **kw):
+    """`op` of `mod` (torch or reducekit) over `dims` (None: every dim) called as torch's function
+    is called (logsumexp's dim is required, aminmax's is keyword-only)."""
+    f = resolve(mod, op)
     if dims is None:
-        if case.op == "logsumexp":  # logsumexp's dim is required
+        if op == "logsumexp":
             return f(x, list(range(x.dim())), **kw)
         return f(x, **kw)
     d = dims[0] if len(dims) == 1 else tuple(dims)
-    if case.op in ("aminmax",):  # keyword-only dim
+    if op in ("aminmax",):
         return f(x, dim=d, **kw)
     return f(x, d, **kw)
+
+
+def call(mod, case: Case, x: torch.Tensor, dims):
+    """The case's op of `mod`, with the case's arguments (torch's without reducekit's own)."""
+    return call_op(mod, case.op, x, dims, **{k: v for k, v in case.kwargs if mod is reducekit or k not in OURS_ONLY})
 
 
 # ------------------------------------------------------------------------------------------------

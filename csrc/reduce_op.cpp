@@ -367,19 +367,19 @@ std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_
   // sum's too, of the values with NaN read as 0, so that nansum(x) and sum(x) have the same bits on
   // NaN-free data (one masked copy; CUDA's nansum runs the operators' engine, in sum's order over
   // dims but not over the whole tensor, where sum is single_pass: one engine is issue 20's).
-  if (op == OpKind::NanSum && (at::isIntegralType(x.scalar_type(), true) || x.device().is_cpu())) {
+  const bool integral = at::isIntegralType(x.scalar_type(), true);
+  if (op == OpKind::NanSum && (integral || x.device().is_cpu())) {
     // sum's order follows the layout, so the copy is laid out as sum reads x: with x's strides
     // when x is dense, contiguous when it has gaps (sum copies such a view contiguous first). An
     // out-of-place masked_fill returns a contiguous copy, whose sum of a permuted input differed
     // from sum(x) in the last bits.
     at::Tensor z = x;
-    if (!at::isIntegralType(x.scalar_type(), true)) {
+    if (!integral) {
       z = x.is_non_overlapping_and_dense() ? x.clone(at::MemoryFormat::Preserve) : x.contiguous();
       z.masked_fill_(at::isnan(z), 0);
     }
     // dim=None stays None: sum(x) reduces the whole tensor by its own path, not the dims engine.
-    return {sum_impl(z, dim, keepdim,
-                     at::isIntegralType(x.scalar_type(), true) || wide ? std::optional<at::ScalarType>(res) : std::nullopt, "auto", be)};
+    return {sum_impl(z, dim, keepdim, integral || wide ? std::optional<at::ScalarType>(res) : std::nullopt, "auto", be)};
   }
 
   // The outputs' dtypes (the first converted to res at the end, where they differ).

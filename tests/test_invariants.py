@@ -102,6 +102,28 @@ def test_nan_ops_equal_plain_ops_without_nan(device, case):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_nansum_is_sum_on_every_layout(device, dtype):
+    """The property above on a fixed grid that always holds the layouts where it broke (a CPU
+    nansum read a contiguous copy of a permuted input, and its dim=None took the dims engine):
+    permuted and sliced views and channels_last, reduced over none, one, two, three and all dims,
+    with keepdim. Hypothesis draws these only now and then."""
+    g = torch.Generator().manual_seed(seed_for("nansum-layouts", str(dtype)))
+    base = (torch.randn(13, 74, 21, 5, generator=g, dtype=torch.float64) * 2 + 0.75).to(dtype).to(device)
+    views = {"contiguous": base[:, :37], "permuted": base[:, :37].contiguous().permute(2, 0, 3, 1),
+             "permuted2": base[:, :37].permute(3, 1, 0, 2).contiguous().permute(2, 1, 3, 0),
+             "sliced": base[:, ::2], "channels_last": base[:, :37].contiguous(memory_format=torch.channels_last)}
+    for name, x in views.items():
+        for dims in (None, [], [1], [1, 2], [0, 3], [0, 1, 3]):
+            if device == "cuda" and (dims is None or not _dense(x)):
+                continue  # CUDA: the operators' engine, in sum's order over dims of dense tensors
+            for keepdim in (False, True):
+                a = reducekit.nansum(x, keepdim=keepdim) if dims is None else reducekit.nansum(x, dims, keepdim=keepdim)
+                b = reducekit.sum(x, keepdim=keepdim) if dims is None else reducekit.sum(x, dims, keepdim=keepdim)
+                assert a.shape == b.shape and same_bits(a, b), f"nansum != sum: {name} dims={dims} keepdim={keepdim}"
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @given(case=tensors())
 def test_paired_outputs_equal_single_ops(device, case):
     x, dims = case

@@ -18,7 +18,7 @@ import torch
 
 import reducekit
 import special_values as sv
-from helpers import generator
+from helpers import exact_sum, generator
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
 FLOATS = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
@@ -57,10 +57,6 @@ def cancelling(n: int, dtype, device, key):
     return x
 
 
-def exact(v: torch.Tensor) -> float:
-    return math.fsum(v.double().cpu().reshape(-1).tolist())
-
-
 SIZES = [4099, 2**16 + 3, 2**20 + 1]
 
 
@@ -72,7 +68,7 @@ def test_sums_and_means_on_cancelling_data(device, dtype):
     for n in SIZES:
         x = cancelling(n, dtype, device, "sums")
         s_abs = x.double().abs().sum().item()
-        ref = exact(x)
+        ref = exact_sum(x)
         u_out = U[dtype]
         for op in ("sum", "nansum", "mean", "nanmean"):
             xx = x
@@ -80,7 +76,7 @@ def test_sums_and_means_on_cancelling_data(device, dtype):
                 xx = x.clone()
                 xx[torch.arange(7, n, 997, device=device)] = float("nan")
             keep = ~xx.isnan()
-            r = exact(xx[keep])
+            r = exact_sum(xx[keep])
             m = int(keep.sum())
             b = gamma(depth(n, dtype), acc_u(op, dtype)) * xx[keep].double().abs().sum().item()
             got = float(getattr(reducekit, op)(xx))
@@ -102,7 +98,7 @@ def test_var_std_large_mean(device, dtype):
         g = generator(device, "var", n, str(dtype))
         x = (torch.randn(n, device=device, generator=g, dtype=torch.float64) + mean).to(dtype)
         xd = x.double()
-        m = exact(xd) / n
+        m = exact_sum(xd) / n
         ref = math.fsum(((xd - m) ** 2).cpu().tolist()) / (n - 1)
         # the runs are two-pass in the value type: each value's deviation carries its value-type
         # rounding (u_v * |x|), squared and summed: 2 * u_v * mean / spread relative, plus the merges

@@ -91,12 +91,18 @@ def variants(op: str) -> list[dict]:
     return VARIANTS.get(op, [{}])
 
 
+# torch's functions that reduce one dim (or all): they skip the patterns that reduce several.
+ONE_DIM_OPS = ("prod", "aminmax", "argmax", "argmin")
+
+
 def cases(op: str, dtype: torch.dtype) -> list[Case]:
     """The matrix rows of one op and dtype."""
     out = []
     for kw in variants(op):
         kwt = tuple(sorted(kw.items()))
-        for pattern in PATTERNS:
+        for pattern, (_, dims) in PATTERNS.items():
+            if op in ONE_DIM_OPS and dims is not None and len(dims) > 1:
+                continue
             for layout in LAYOUTS:
                 for family in FAMILIES:
                     for pos in POSITIONS:
@@ -222,7 +228,7 @@ def call_op(mod, op: str, x: torch.Tensor, dims, **kw):
             return f(x, list(range(x.dim())), **kw)
         return f(x, **kw)
     d = dims[0] if len(dims) == 1 else tuple(dims)
-    if op in ("aminmax",):
+    if op in ("aminmax", "linalg.vector_norm"):  # keyword-only, or second after ord
         return f(x, dim=d, **kw)
     return f(x, d, **kw)
 
@@ -259,6 +265,12 @@ RULES = [
     ("mean_output", "the mean output of var_mean and std_mean",
      "torch.mean's result on the same slice (torch's var_mean gives NaN for a slice holding an infinity, where "
      "torch.mean gives that infinity: reducekit's mean output is torch.mean's)"),
+    ("norm_p_order", "vector_norm of an ord other than 0, 1, 2, inf and -inf (|x|^p summed in the value type: float32 "
+     "for 16-bit floats and float32)",
+     "the default, with the accumulation bound of that order added: the sum of |x|^p errs by at most (L + "
+     "ceil(log2 n) + 2) roundings of the accumulator relative to itself (L values summed in order per 64-byte lane, "
+     "then a pairwise tree, every term positive, and one rounding per power), and the p-th root divides that error "
+     "by |p|"),
     ("accumulator_overflow", "the slice's intermediate magnitude passes the largest value of the accumulator reducekit "
      "documents for the op (ACCUMULATOR below: sum|x| for the sums and means, sum|x|^p for the norms, the product of "
      "max(|x|, 1) for prod, n * (max x - min x)^2 for the var family), in any order",
@@ -350,10 +362,10 @@ def ulp(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return fi.eps * t.abs() + fi.smallest_normal * fi.eps
 
 
-def compare(got, exp, ref, dtype_in, exceeded=None, n=1, prod=False, scale=None) -> list[tuple[str, str]]:
+def compare(got, exp, ref, dtype_in, exceeded=None, n=1, prod=False, scale=None, norm_p=None) -> list[tuple[str, str]]:
     """Failures (rule, message) of one output: got (ours), exp (torch's), ref (float64 reference,
-    float64, uncast), exceeded (per output: the accumulator_overflow rule applies). Empty when it
-    conforms."""
+    float64, uncast), exceeded (per output: the accumulator_overflow rule applies), norm_p (the ord
+    of a vector_norm judged by rule norm_p_order). Empty when it conforms."""
     if got.dtype != exp.dtype or got.shape != exp.shape:
         return [("default", f"dtype/shape {got.dtype}{tuple(got.shape)}, torch {exp.dtype}{tuple(exp.shape)}")]
     g, e = got.detach().cpu(), exp.detach().cpu()
@@ -390,6 +402,9 @@ def compare(got, exp, ref, dtype_in, exceeded=None, n=1, prod=False, scale=None)
             slack = slack * 16 * (8 + math.ceil(math.log2(max(n, 2))))
         if scale is not None:  # sums and means err relative to sum|x| (mean|x|), not to the result
             slack = slack + 2 * (8 + math.ceil(math.log2(max(n, 2)))) * acc_u(dtype_in) * scale.reshape(g.shape)[fin]
+        if norm_p is not None:  # rule norm_p_order
+            lane = 64 // torch.empty((), dtype=dtype_in).element_size()
+            slack = slack + (lane + math.ceil(math.log2(max(n, 2))) + 2) * acc_u(dtype_in) * rd.abs() / abs(norm_p)
         if prod:  # a product rounds at every factor, in any order: n - 1 roundings of the accumulator
             slack = slack + n * acc_u(dtype_in) * rd.abs()
         err_e = torch.where(narrow[fin], torch.zeros_like(rd), (ed - rd).abs())
@@ -483,6 +498,12 @@ SCALE = {"sum": "sum", "nansum": "sum", "mean": "mean", "nanmean": "mean"}
 MEAN_OUTPUT = {"var_mean": 1, "std_mean": 1}
 
 
+def norm_p(case: Case):
+    """The ord of a vector_norm case judged by rule norm_p_order, else None."""
+    o = dict(case.kwargs).get("ord", 2)
+    return float(o) if case.op == "linalg.vector_norm" and o not in (0, 1, 2, math.inf, -math.inf) else None
+
+
 def run_case(case: Case, device) -> list[str]:
     """Failures of one case, as messages (empty when it conforms)."""
     x, dims = build(case, device)
@@ -530,7 +551,7 @@ def run_case(case: Case, device) -> list[str]:
             a = x.detach().cpu().double().abs()
             a = torch.where(a.isfinite(), a, torch.zeros((), dtype=torch.float64))
             scale = a.sum(red) / (n if kind == "mean" else 1)
-        for rule, msg in compare(g_, e_, r_, case.dtype, ex, n=n, prod=case.op == "prod", scale=scale):
+        for rule, msg in compare(g_, e_, r_, case.dtype, ex, n=n, prod=case.op == "prod", scale=scale, norm_p=norm_p(case)):
             out.append(f"{case} output {k}: [{rule}] {msg}")
     if not torch.equal(x.view(torch.uint8) if x.is_contiguous() else x.contiguous().view(torch.uint8),
                        before.view(torch.uint8) if before.is_contiguous() else before.contiguous().view(torch.uint8)):

@@ -5,7 +5,7 @@
 #   STAGES="build test sanitize faults"  bash benchmarks/device_run.sh
 # Stages: build, test (whole suite but perf), sanitize (memcheck, racecheck, synccheck and
 # initcheck on a subset), sanitize_ops (the same on the operators' tests), faults
-# (benchmarks/faults.py), fault_patches (benchmarks/fault_patches.py, PATCHES_ARGS), tune,
+# (benchmarks/faults.py), corpus (tests/corpus.py: record and compare the bits corpus), fault_patches (benchmarks/fault_patches.py, PATCHES_ARGS), tune,
 # tune_ops (benchmarks/tune_ops.py), quick (benchmark --quick), bench (full sweep into
 # $OUT/res/h200), dims (bench.py --dims into $OUT/res/h200), exact (bench_exact.py into
 # $OUT/res/h200), ops (bench_ops.py into $OUT/res/h200), perf (timing tests, figures into
@@ -103,6 +103,16 @@ if has sanitize_ops; then
   # references (initcheck flags their staging reads) and cuda-python's driver lookups report
   # failed cuGetProcAddress calls; neither is ours.
   SAN_OURS=1 sanitize_suite ops test_ops.py "cuda and (values_against_float64 or rows_lanes_per_thread)"
+fi
+if has corpus; then
+  log "bits corpus (tests/corpus.py): CUDA recorded into res/corpus_cuda.json, compared with tests/corpus/cuda.json; CPU compared"
+  rc=0
+  python3 tests/corpus.py --device cuda --out "$OUT/res/corpus_cuda.json" \
+    $( [ -f tests/corpus/cuda.json ] && echo --check tests/corpus/cuda.json ) 2>&1 | tee "$OUT/res/corpus.log" | tail -42
+  [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+  python3 tests/corpus.py --device cpu --check tests/corpus/cpu.json 2>&1 | tee -a "$OUT/res/corpus.log" | tail -42
+  [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+  verdict corpus $rc
 fi
 if has faults; then
   log "planted faults (benchmarks/faults.py)"

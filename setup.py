@@ -1,11 +1,11 @@
 """Build of reducekit's native extension.
 
 With a CUDA build of torch and nvcc (CUDA_HOME) present, builds the CUDA kernels
-(csrc/kernels/*.cu) as a CUDAExtension; otherwise the CPU path alone as a CppExtension.
+(csrc/cuda/**/*.cu) as a CUDAExtension; otherwise the CPU path alone as a CppExtension.
 Build with `pip install --no-build-isolation .` so that the extension is compiled against the
 torch already installed (build isolation would fetch another one).
 Set REDUCEKIT_FORCE_CPU=1 to skip CUDA, TORCH_CUDA_ARCH_LIST to choose GPU targets.
-REDUCEKIT_FAULT=<name> compiles in one planted fault (csrc/kernels/faults.h) for
+REDUCEKIT_FAULT=<name> compiles in one planted fault (csrc/core/faults.h) for
 benchmarks/faults.py; never set it for a build you use.
 """
 import glob
@@ -35,9 +35,9 @@ def with_cuda() -> bool:
 
 
 def fault_define() -> list[str]:
-    """-DRK_FAULT=<index> for REDUCEKIT_FAULT=<name>, checked against csrc/kernels/faults.h."""
+    """-DRK_FAULT=<index> for REDUCEKIT_FAULT=<name>, checked against csrc/core/faults.h."""
     name = os.environ.get("REDUCEKIT_FAULT", "none") or "none"
-    with open(os.path.join(ROOT, "csrc", "kernels", "faults.h")) as f:
+    with open(os.path.join(ROOT, "csrc", "core", "faults.h")) as f:
         names = re.findall(r'^\s*X\(\w+, "([a-z0-9_]+)"', f.read(), flags=re.M)
     if name not in names:
         sys.exit(f"REDUCEKIT_FAULT={name!r} is not a planted fault; valid names: {', '.join(names)}")
@@ -47,8 +47,8 @@ def fault_define() -> list[str]:
     return [f"-DRK_FAULT={names.index(name)}"]
 
 
-CPU_SOURCES = ["csrc/ops.cpp", "csrc/sum_op.cpp", "csrc/reduce_op.cpp", "csrc/cpu/dims_cpu.cpp", "csrc/cpu/exact_cpu.cpp",
-               "csrc/cpu/reduce_cpu.cpp"]
+CPU_SOURCES = ["csrc/torch/library.cpp", "csrc/torch/sum.cpp", "csrc/torch/reduce.cpp", "csrc/cpu/dims_cpu.cpp",
+               "csrc/cpu/exact_cpu.cpp", "csrc/cpu/reduce_cpu.cpp"]
 
 
 def extension():
@@ -62,7 +62,7 @@ def extension():
     if not with_cuda():
         return CppExtension("reducekit._C", CPU_SOURCES, include_dirs=include_dirs,
                             extra_compile_args={"cxx": cxx}, extra_link_args=openmp)
-    sources = CPU_SOURCES + ["csrc/ops_cuda.cpp", "csrc/kernels/launch.cpp"] + sorted(glob.glob("csrc/kernels/*.cu"))
+    sources = CPU_SOURCES + ["csrc/torch/cuda_backend.cpp", "csrc/cuda/launch.cpp"] + sorted(glob.glob("csrc/cuda/**/*.cu", recursive=True))
     nvcc = ["-O3", "-lineinfo", "-Xptxas=-warn-spills"] + fault
     return CUDAExtension(
         "reducekit._C",

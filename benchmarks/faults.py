@@ -1,4 +1,4 @@
-"""Planted-fault campaign: builds reducekit once per planted fault (csrc/kernels/faults.h,
+"""Planted-fault campaign: builds reducekit once per planted fault (csrc/core/faults.h,
 REDUCEKIT_FAULT=<name>) and runs the ORDINARY test suite against each build: no test is written
 for a fault. A fault is caught when the suite fails (or the process crashes); missed when the
 suite passes. The normal build runs the same suite with the same data seed as the control: the
@@ -155,7 +155,7 @@ def write_report(out_dir: str, stem: str, rows: list[dict], env: dict, no_contro
 
 
 def fault_list() -> dict[str, str]:
-    """name -> what it plants, read from csrc/kernels/faults.h (as setup.py reads it): no build
+    """name -> what it plants, read from csrc/core/faults.h (as setup.py reads it): no build
     is needed to start a campaign."""
     with open(os.path.join(ROOT, "csrc", "kernels", "faults.h")) as f:
         text = f.read()

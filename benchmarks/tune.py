@@ -3,8 +3,8 @@ against torch.sum and CUB, per dtype and size, timed as the issue's targets are 
 replay interleaved with a foreign kernel up to 2^22 elements, see reducekit.bench.time_cuda_graph;
 eager cold-L2 above). Prints, per cell, the best configuration and its ratio to torch.sum and CUB;
 writes tune.json (with the GPU, SM count, compute capability and date of the run) and
-tuning_sm<cc>.inc (the rows of csrc/tuning.h for the measured architecture, each with the figure
-that chose it; for sm_90 copy it over csrc/tuning_sm90.inc).
+tuning_sm<cc>.inc (the rows of csrc/tuning/tuning.h for the measured architecture, each with the figure
+that chose it; for sm_90 copy it over csrc/tuning/tuning_sm90.inc).
 
     python benchmarks/tune.py --out DIR [--dtypes float32 int8 ...] [--sizes 2**12 ...]
     python benchmarks/tune.py --from-json benchmarks/results/h200/tune.json --out DIR   # rows only
@@ -66,7 +66,7 @@ def inc_header(info: dict) -> str:
             f"wave) and CUB, timed as the targets are judged: CUDA graph replay ({timing}) up to "
             f"2^{GRAPH_MAX_N.bit_length() - 1} elements, eager cold-L2 above. Each row ends with its time and the "
             "torch.sum and CUB times of the same run. The row's second choice serves eager calls: the best single_pass "
-            "configuration, never CUB, whose dispatch costs more host time than its GPU-time lead (csrc/tuning.h). Sizes "
+            "configuration, never CUB, whose dispatch costs more host time than its GPU-time lead (csrc/tuning/tuning.h). Sizes "
             "between rows take the next row up; the last row of each dtype covers everything larger.")
     lines = [line for para in [text] + info["notes"] for line in textwrap.wrap(para, 97)]
     return "".join(f"// {line}\n" for line in lines) + "// clang-format off\n"
@@ -76,7 +76,7 @@ def inc_rows(results, cc: int, graph_label: str = "graph", date: str | None = No
     """kTuningTable rows for compute capability `cc` (their min_cc): per dtype and size, CUB where
     it beats the best single_pass configuration by more than 1%, else that configuration, launched
     with PDL unless the same configuration without PDL was faster; eager calls always take that
-    single_pass configuration (csrc/tuning.h: CUB's host cost). Each row's comment names how
+    single_pass configuration (csrc/tuning/tuning.h: CUB's host cost). Each row's comment names how
     its cell was timed (`graph_label` for graph cells, or the row's own timing and date where it
     was merged from an earlier run)."""
     by_dtype: dict[str, list] = {}
@@ -90,7 +90,7 @@ def inc_rows(results, cc: int, graph_label: str = "graph", date: str | None = No
             if r.get("best_without_pdl") is not None and r["best_without_pdl"] < bt:
                 bt, pdl = r["best_without_pdl"], False
             b, u, g = parse_config(r["best"])
-            eager = f"{{Method::SinglePass, {b}, {u}, {g}, {'true' if pdl else 'false'}}}"  # never CUB: tuning.h says why
+            eager = f"{{Method::SinglePass, {b}, {u}, {g}, {'true' if pdl else 'false'}}}"  # never CUB: tuning/tuning.h says why
             if r["cub"] < bt * 0.99:
                 choice, t, what = "{Method::CubDevice, 0, 0, 0, false}", r["cub"], f"CUB; eager: {r['best']} {bt:.2f} us"
             else:

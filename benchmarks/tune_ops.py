@@ -1,6 +1,6 @@
 """Tuning sweep of the operators' rows kernel (H200): lanes per thread for a full reduction and for
 long rows, each op timed with the interleaved graph timing on cold L2 against reducekit.sum of the
-same tensor. kOpsRowsTable in csrc/tuning.h is written from this output; NOTES.md quotes the run.
+same tensor. kOpsRowsTable in csrc/tuning/tuning.h is written from this output; NOTES.md quotes the run.
 
     python benchmarks/tune_ops.py [--json OUT.json]
 """
@@ -17,7 +17,7 @@ from reducekit.bench import DTYPES, Buffers, time_cuda_graph
 # (shape, dim, dtype): a full reduction is one long row; (8192, 8192) rows are 256 or 512 lanes.
 CASES = [((2**26,), None, "float32"), ((2**26,), None, "bfloat16"), ((8192, 8192), -1, "float32"),
          ((8192, 8192), -1, "bfloat16")]
-# The operators with a costly combine (csrc/kernels/reduce.cuh, kHeavyCombine): the others always
+# The operators with a costly combine (csrc/cuda/engine/reduce.cuh, kHeavyCombine): the others always
 # take one lane per thread.
 OPS = {
     "nanmean": lambda v, d: reducekit.nanmean(v, d),
@@ -25,7 +25,7 @@ OPS = {
     "logsumexp": lambda v, d: reducekit.logsumexp(v, 0 if d is None else d),
     "argmax": lambda v, d: reducekit.argmax(v, d),
 }
-LPTS = [0, 1, 2, 4, 8, 16]  # 0: the rule in csrc/kernels/dims.cu (rows_shape)
+LPTS = [0, 1, 2, 4, 8, 16]  # 0: the rule in csrc/cuda/engine/dims.cu (rows_shape)
 
 
 def main():

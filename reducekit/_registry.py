@@ -1,4 +1,4 @@
-"""The method registry, as Python records. The data comes from csrc/registry.h through the native
+"""The method registry, as Python records. The data comes from csrc/core/methods.h through the native
 extension, so C++ and Python cannot disagree about which methods exist."""
 from __future__ import annotations
 

@@ -56,6 +56,17 @@ def _ops(dim):
     ]
 
 
+def _check_op_table():
+    """Every operator of core/op_table.h is timed (a row added without a call here fails at import)."""
+    timed = {name.split("(")[0] for name, _, _ in _ops(None)}
+    table = {t["name"] for t in R._C.op_table()}
+    if timed != table:
+        raise ImportError(f"reducekit/bench_ops.py times {sorted(timed - table)} beyond core/op_table.h and misses "
+                          f"{sorted(table - timed)}")
+
+
+_check_op_table()
+
 # (label, shape, dim, dtype, ops to time: None = all) — the issue's table.
 DIMS_CASES = [
     ("(8192, 8192) dim -1", (8192, 8192), -1, "bfloat16", None),

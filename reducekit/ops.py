@@ -1,5 +1,5 @@
 """reducekit.sum and its fake (meta) kernels for torch.compile. The op itself,
-torch.ops.reducekit.sum, and its autograd formula are defined in C++ (csrc/ops.cpp)."""
+torch.ops.reducekit.sum, and its autograd formula are defined in C++ (csrc/torch/library.cpp)."""
 from __future__ import annotations
 
 import torch
@@ -48,7 +48,7 @@ def _read_probe_fake(self, block, unroll, waves):
     return self.new_empty((), dtype=torch.int64)
 
 
-# The autograd formula is registered in C++ (csrc/ops.cpp, SumBackward): no Python on the
+# The autograd formula is registered in C++ (csrc/torch/library.cpp, SumBackward): no Python on the
 # Autograd key, so calls that need no gradient pay nothing for it.
 
 _compiling = torch.compiler.is_compiling

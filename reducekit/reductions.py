@@ -204,34 +204,57 @@ class linalg:  # noqa: N801  (reducekit.linalg.vector_norm, as torch.linalg.vect
 
 
 # What each op computes on fake tensors (torch.compile, opcheck): torch's own op gives the shapes
-# and dtypes (and raises torch's errors for bad dims).
+# and dtypes (and raises torch's errors for bad dims). One entry per row of core/op_table.h,
+# checked at import.
+def _full_or(f, x, dim, keepdim, dtype):
+    """torch's f over dim, or over every dim (keepdim: all dims kept as 1) when dim is empty."""
+    if dim:
+        return f(x, dim[0] if len(dim) == 1 else tuple(dim), keepdim, dtype=dtype)
+    return f(x, dtype=dtype).reshape([1] * x.dim() if keepdim else [])
+
+
+_FAKE_REF = {
+    "mean": lambda x, dim, keepdim, dtype, ord, c: _full_or(torch.mean, x, dim, keepdim, dtype),
+    "nansum": lambda x, dim, keepdim, dtype, ord, c: torch.nansum(x, dim if dim else None, keepdim, dtype=dtype),
+    "nanmean": lambda x, dim, keepdim, dtype, ord, c: torch.nanmean(x, dim if dim else None, keepdim, dtype=dtype),
+    "prod": lambda x, dim, keepdim, dtype, ord, c: _full_or(torch.prod, x, dim, keepdim, dtype),
+    "amax": lambda x, dim, keepdim, dtype, ord, c: torch.amax(x, dim if dim else (), keepdim),
+    "amin": lambda x, dim, keepdim, dtype, ord, c: torch.amin(x, dim if dim else (), keepdim),
+    "aminmax": lambda x, dim, keepdim, dtype, ord, c: tuple(torch.aminmax(x, dim=None if dim is None else dim[0], keepdim=keepdim)),
+    "all": lambda x, dim, keepdim, dtype, ord, c: torch.all(x, tuple(dim), keepdim) if dim else torch.all(x).reshape([1] * x.dim() if keepdim else []),
+    "any": lambda x, dim, keepdim, dtype, ord, c: torch.any(x, tuple(dim), keepdim) if dim else torch.any(x).reshape([1] * x.dim() if keepdim else []),
+    "count_nonzero": lambda x, dim, keepdim, dtype, ord, c: torch.count_nonzero(x, tuple(dim) if dim else None),
+    "var": lambda x, dim, keepdim, dtype, ord, c: torch.var(x, dim, correction=c, keepdim=keepdim),
+    "std": lambda x, dim, keepdim, dtype, ord, c: torch.std(x, dim, correction=c, keepdim=keepdim),
+    "var_mean": lambda x, dim, keepdim, dtype, ord, c: torch.var_mean(x, dim, correction=c, keepdim=keepdim),
+    "std_mean": lambda x, dim, keepdim, dtype, ord, c: torch.std_mean(x, dim, correction=c, keepdim=keepdim),
+    "vector_norm": lambda x, dim, keepdim, dtype, ord, c: torch.linalg.vector_norm(x, ord, dim, keepdim, dtype=dtype),
+    "logsumexp": lambda x, dim, keepdim, dtype, ord, c: torch.logsumexp(x, dim if dim else list(range(x.dim())), keepdim),
+    "argmax": lambda x, dim, keepdim, dtype, ord, c: torch.argmax(x, None if dim is None else dim[0], keepdim),
+    "argmin": lambda x, dim, keepdim, dtype, ord, c: torch.argmin(x, None if dim is None else dim[0], keepdim),
+}
+
+
 def _torch_ref(op, x, dim, keepdim, dtype, ord, correction):
-    d1 = None if dim is None else (dim[0] if len(dim) == 1 else tuple(dim))
-    if op == "mean":
-        return torch.mean(x, dim, keepdim, dtype=dtype) if dim else torch.mean(x, dtype=dtype).reshape([1] * x.dim() if keepdim else [])
-    if op in ("nansum", "nanmean"):
-        f = getattr(torch, op)
-        return f(x, dim if dim else None, keepdim, dtype=dtype)
-    if op == "prod":
-        return torch.prod(x, d1, keepdim, dtype=dtype) if dim else torch.prod(x, dtype=dtype).reshape([1] * x.dim() if keepdim else [])
-    if op in ("amax", "amin"):
-        return getattr(torch, op)(x, dim if dim else (), keepdim)
-    if op == "aminmax":
-        return tuple(torch.aminmax(x, dim=d1, keepdim=keepdim))
-    if op in ("all", "any"):
-        f = getattr(torch, op)
-        return f(x, tuple(dim), keepdim) if dim else f(x).reshape([1] * x.dim() if keepdim else [])
-    if op == "count_nonzero":
-        return torch.count_nonzero(x, tuple(dim) if dim else None)
-    if op in ("var", "std", "var_mean", "std_mean"):
-        return getattr(torch, op)(x, dim, correction=correction, keepdim=keepdim)
-    if op == "vector_norm":
-        return torch.linalg.vector_norm(x, ord, dim, keepdim, dtype=dtype)
-    if op == "logsumexp":
-        return torch.logsumexp(x, dim if dim else list(range(x.dim())), keepdim)
-    if op in ("argmax", "argmin"):
-        return getattr(torch, op)(x, d1, keepdim)
-    raise ValueError(f"unknown op {op!r}")
+    if op not in _FAKE_REF:
+        raise ValueError(f"unknown op {op!r}")
+    return _FAKE_REF[op](x, dim, keepdim, dtype, ord, correction)
+
+
+def _check_op_table():
+    """Every operator of core/op_table.h has its public function here and a fake-kernel entry, and
+    nothing else does: a row added without them fails at import, not at its first call."""
+    names = [t["name"] for t in _C.op_table()]
+    missing = [n for n in names if n not in _FAKE_REF]
+    extra = [n for n in _FAKE_REF if n not in names]
+    funcs = [t["public_name"] for t in _C.op_table()]
+    unbound = [f for f in funcs if not callable(linalg.vector_norm if f == "linalg.vector_norm" else globals().get(f))]
+    if missing or extra or unbound:
+        raise ImportError(f"reducekit: core/op_table.h and reducekit/reductions.py disagree: no fake kernel for {missing}, "
+                          f"fake kernels of no op {extra}, no function for {unbound}")
+
+
+_check_op_table()
 
 
 @torch.library.register_fake("reducekit::reduce")

@@ -97,7 +97,7 @@ def exact_sum(x: torch.Tensor) -> float:
 
 
 # ------------------------------------------------------------------------------------------------
-# The accumulation structure of each method (csrc/kernels/*.cu), as the largest number D of
+# The accumulation structure of each method (csrc/cuda/**/*.cu), as the largest number D of
 # additions any one input passes through.
 
 GALLERY_BLOCK = 256        # kBlock of trees.cu, warp.cu, grid_stride.cu, atomics.cu
@@ -152,7 +152,7 @@ def depth(method: str, n: int, dtype: torch.dtype, device, config: tuple[int, in
     if n <= 1 or method == "exact":
         return 0
     itemsize = torch.empty((), dtype=dtype).element_size()
-    if method == "cpu":  # csrc/ops.cpp cpu_sum: 16 lanes per 2^16-element chunk, chunks in a chain
+    if method == "cpu":  # csrc/torch/library.cpp cpu_sum: 16 lanes per 2^16-element chunk, chunks in a chain
         return _ceil(min(n, 1 << 16), 16) + 15 + 4 + _ceil(n, 1 << 16)
     sms, _ = _device_props(device)
     if method == "single_pass":

@@ -1,6 +1,6 @@
 """The bits corpus (tests/corpus.py): every result on the corpus's fixed inputs has the bits it was
 recorded with. The CPU corpus is checked everywhere; the CUDA corpus on the GPU model it was
-recorded on (other GPUs may pick other grids). A change that moves bits on purpose re-records the
+recorded on (other GPUs may pick other grids), gradients only under the torch version recorded. A change that moves bits on purpose re-records the
 corpus in the same commit and says why."""
 from __future__ import annotations
 
@@ -20,7 +20,14 @@ def _check(device, path):
         rec = json.load(f)
     if rec["device"] != corpus.device_name(device):
         pytest.skip(f"corpus {os.path.basename(path)} was recorded on {rec['device']}, this is {corpus.device_name(device)}")
-    diff = corpus.compare(rec["corpus"], corpus.record(device))
+    now = corpus.record(device)
+    recorded = rec["corpus"]
+    if rec["torch"] != torch.__version__:
+        # Gradients are torch's formulas computed by torch's own ops (exp, division, ...), whose
+        # last bits may change between torch versions: compared only under the recorded one.
+        recorded = {k: v for k, v in recorded.items() if "grad=True" not in k}
+        now = {k: v for k, v in now.items() if "grad=True" not in k}
+    diff = corpus.compare(recorded, now)
     assert not diff, f"{len(diff)} of {len(rec['corpus'])} corpus results differ:\n" + "\n".join(diff[:30])
 
 

@@ -21,7 +21,7 @@ What judges what:
   column in a narrow view, a batch entry equals its own call (CPU and CUDA); and on CUDA a row sum
   equals the column sum of the same values (one accumulation order for both kernels).
 
-Planted faults (csrc/kernels/faults.h) and the sizes chosen to catch them: every float test uses
+Planted faults (csrc/core/faults.h) and the sizes chosen to catch them: every float test uses
 mean-1 data, so one lost value moves a float32 result by about 1, far above its bound (float64
 accumulation: about 2^-24 * |sum|); integer tests are exact.
 - dims_drop_lane_tail (a short lane loses its last value): row lengths 1, 3, 4097, 2^16+3 are

@@ -231,7 +231,7 @@ def auto_path(dtype: str, n: int) -> str:
 
 
 
-# One input per path auto takes on sm_90 (csrc/tuning_sm90.inc); each case's label names the path
+# One input per path auto takes on sm_90 (csrc/tuning/tuning_sm90.inc); each case's label names the path
 # the build reports. float32 up to 2^12 goes to cub_device (the table's first float32 row covers
 # every n <= 4096, 1024 included); int8 1024 takes single_pass at its smallest size (one block);
 # 2^16 float32/int8/bfloat16 take multi-block single_pass with its completion counter.

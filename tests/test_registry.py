@@ -54,8 +54,8 @@ def test_readme_methods_table_matches_registry():
     readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
     table = readme.split("## Methods", 1)[1].split("\n## ", 1)[0]
     rows = re.findall(r"^\| `([a-z0-9_]+)` \|", table, flags=re.M)
-    assert rows == [m.name for m in reducekit.methods()], "README methods table out of sync with csrc/registry.h"
+    assert rows == [m.name for m in reducekit.methods()], "README methods table out of sync with csrc/core/methods.h"
     for m in reducekit.methods():
         row = re.search(rf"^\| `{m.name}` \|(.*)$", table, flags=re.M).group(1)
         assert m.deterministic in row and f"| {m.launches} |" in row, f"README row of {m.name} disagrees: {row}"
-        assert f"| {', '.join(m.ops)} |" in row, f"README ops of {m.name} disagree with csrc/registry.h: {row}"
+        assert f"| {', '.join(m.ops)} |" in row, f"README ops of {m.name} disagree with csrc/core/methods.h: {row}"

@@ -25,7 +25,8 @@
 //
 // The parallel split (at::parallel_for over chunks, rows, or column blocks) only decides who
 // computes which chunk; partials are stored and combined in index order by one thread.
-#include "dims_cpu.h"
+#include "cpu/dims_cpu.h"
+#include "cpu/dispatch_cpu.h"
 
 #include <ATen/Parallel.h>
 #include <c10/util/BFloat16.h>
@@ -39,7 +40,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "../kernels/faults.h"
+#include "core/faults.h"
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #define RK_CPU_X86 1
@@ -606,26 +607,9 @@ void step(StepKind kind, int64_t outer, int64_t extent, int64_t inner, const voi
   }
 }
 
-template <class T>
-struct Tag {
-  using type = T;
-};
-
 template <class F>
 void dispatch_in(DType d, F&& f) {
-  switch (d) {
-    case DType::Bool: return f(Tag<bool>{});
-    case DType::UInt8: return f(Tag<uint8_t>{});
-    case DType::Int8: return f(Tag<int8_t>{});
-    case DType::Int16: return f(Tag<int16_t>{});
-    case DType::Int32: return f(Tag<int32_t>{});
-    case DType::Int64: return f(Tag<int64_t>{});
-    case DType::Float16: return f(Tag<c10::Half>{});
-    case DType::BFloat16: return f(Tag<c10::BFloat16>{});
-    case DType::Float32: return f(Tag<float>{});
-    case DType::Float64: return f(Tag<double>{});
-    default: TORCH_CHECK(false, "reducekit: internal error: bad dtype id " + std::to_string(static_cast<int>(d)));
-  }
+  dispatch_cpu(d, [&](auto t) { f(t); });
 }
 
 }  // namespace
@@ -649,7 +633,7 @@ void cpu_dims_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner, 
   TORCH_CHECK(cpu_dims_types_supported(in_dtype, acc_dtype, out_dtype), "reducekit: internal error: no CPU dims kernel for ",
               kDTypeNames[static_cast<int>(in_dtype)], " -> ", kDTypeNames[static_cast<int>(out_dtype)]);
   dispatch_in(in_dtype, [&](auto t) {
-    using In = typename decltype(t)::type;
+    using In = typename decltype(t)::T;
     if constexpr (std::is_integral_v<In>) {
       step<In, uint64_t, int64_t>(kind, outer, extent, inner, in, out);
     } else if constexpr (std::is_same_v<In, c10::Half> || std::is_same_v<In, c10::BFloat16>) {
@@ -685,7 +669,7 @@ void cpu_dims_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner, 
 // The whole-tensor sum is one row of n values in the rows step's order.
 void cpu_full_sum(const void* in, int64_t n, DType dtype, void* out) {
   dispatch_in(dtype, [&](auto t) {
-    using In = typename decltype(t)::type;
+    using In = typename decltype(t)::T;
     const auto* x = static_cast<const In*>(in);
     if constexpr (std::is_integral_v<In>) {
       rows<In, uint64_t, int64_t>(x, 1, n, static_cast<int64_t*>(out));

@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "../engine/plan.h"
-#include "../registry.h"
+#include "engine/plan.h"
+#include "core/methods.h"
 
 namespace rk {
 

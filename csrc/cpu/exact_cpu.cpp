@@ -1,7 +1,8 @@
 // method="exact" on the CPU. A row is cut into chunks of kChunk values (fixed, whatever the
 // thread count); each chunk runs the per-thread accumulator of engine/exact.h into its own limbs,
 // and the chunks' limbs are added as integers. The result is exact, so the split cannot show.
-#include "exact_cpu.h"
+#include "cpu/exact_cpu.h"
+#include "cpu/dispatch_cpu.h"
 
 #include <ATen/Parallel.h>
 #include <c10/util/BFloat16.h>
@@ -112,13 +113,14 @@ void rows_impl(const In* x, int64_t rows, int64_t len, void* out, exact::OutFmt 
 }  // namespace
 
 void cpu_exact_rows(const void* in, DType dt, int64_t rows, int64_t len, void* out, exact::OutFmt o, bool words) {
-  switch (dt) {
-    case DType::Float16: return rows_impl(static_cast<const c10::Half*>(in), rows, len, out, o, words);
-    case DType::BFloat16: return rows_impl(static_cast<const c10::BFloat16*>(in), rows, len, out, o, words);
-    case DType::Float32: return rows_impl(static_cast<const float*>(in), rows, len, out, o, words);
-    case DType::Float64: return rows_impl(static_cast<const double*>(in), rows, len, out, o, words);
-    default: TORCH_CHECK(false, "reducekit: internal error: exact sum of a non-float dtype");
-  }
+  dispatch_cpu(dt, [&](auto t) {
+    using In = typename decltype(t)::T;
+    if constexpr (std::is_integral_v<In>) {
+      TORCH_CHECK(false, "reducekit: internal error: exact sum of a non-float dtype");
+    } else {
+      rows_impl(static_cast<const In*>(in), rows, len, out, o, words);
+    }
+  });
 }
 
 void cpu_exact_round(const int64_t* words, int64_t rows, void* out, exact::OutFmt o) {

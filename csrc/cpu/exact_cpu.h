@@ -1,12 +1,12 @@
 // method="exact" on the CPU: correctly rounded sums of contiguous rows (engine/exact.h explains
-// the algorithm; the CUDA kernel is kernels/exact.cu). Correct rounding makes the result
+// the algorithm; the CUDA kernel is cuda/engine/exact.cu). Correct rounding makes the result
 // independent of the order, so the CPU and CUDA give the same bits by construction.
 #pragma once
 
 #include <cstdint>
 
-#include "../engine/exact.h"
-#include "../registry.h"
+#include "engine/exact.h"
+#include "core/methods.h"
 
 namespace rk {
 

@@ -4,7 +4,9 @@
 // with a binary-counter stack: the CUDA kernels' order. Rows are spread over threads; a long row
 // is cut into chunks of kChunkLanes lanes (aligned subtrees) reduced in parallel and combined in
 // index order; columns are walked a tile of kTile columns at a time, row by row.
-#include "reduce_cpu.h"
+#include "cpu/reduce_cpu.h"
+#include "cpu/dispatch_cpu.h"
+#include "engine/op_impl.h"
 
 #include <ATen/Parallel.h>
 #include <c10/util/BFloat16.h>
@@ -157,79 +159,33 @@ void run(const OpDesc& d) {
   });
 }
 
-template <class In, class Op>
-void run_in_or_wide(const OpDesc& d) {
-  if (d.wide) {
-    run<In, Op, Wide<In>>(d);
-  } else {
-    run<In, Op, In>(d);
+// The op's struct and output types (engine/op_impl.h, shared with the CUDA kernels), the first
+// output wide when dtype= widened it.
+template <class In, class I>
+void run_impl(const OpDesc& d) {
+  if constexpr (I::kWide) {
+    if (d.wide) return run<In, typename I::Op, Wide<In>, typename I::Out1>(d);
   }
-}
-
-template <class In>
-void run_op(const OpDesc& d) {
-  using namespace red;
-  using V = Val<In>;
-  using A = SumAcc<In>;
-  if constexpr (std::is_integral_v<In>) {
-    if (op_float_only(d.op)) TORCH_CHECK(false, "reducekit: internal error: float-only op on an integer input");
-  }
-  switch (d.op) {
-    case OpKind::Prod:
-      if constexpr (std::is_integral_v<In>) {
-        return run<In, MapReduce<V, V, ProdM>, int64_t>(d);
-      } else {
-        return run_in_or_wide<In, MapReduce<V, V, ProdM>>(d);
-      }
-    case OpKind::All: return run<In, MapReduce<V, int, AndM, MapNonzero>, bool>(d);
-    case OpKind::Any: return run<In, MapReduce<V, int, OrM, MapNonzero>, bool>(d);
-    case OpKind::CountNonzero: return run<In, MapReduce<V, int64_t, SumM, MapNonzero>, int64_t>(d);
-    case OpKind::Amax: return run<In, MapReduce<V, V, MaxM>, In>(d);
-    case OpKind::Amin: return run<In, MapReduce<V, V, MinM>, In>(d);
-    case OpKind::AMinMax: return run<In, MinMax<V>, In>(d);
-    case OpKind::ArgMax: return run<In, ArgExt<V, true>, int64_t>(d);
-    case OpKind::ArgMin: return run<In, ArgExt<V, false>, int64_t>(d);
-    default: break;
-  }
-  if constexpr (!std::is_integral_v<In>) {
-    switch (d.op) {
-      case OpKind::Mean: return run_in_or_wide<In, MapReduce<A, A, SumM, MapId, FinMean>>(d);
-      case OpKind::NanSum: return run_in_or_wide<In, MapReduce<A, A, SumM, MapNanZero>>(d);
-      case OpKind::NanMean: return run_in_or_wide<In, NanMean<A, A>>(d);
-      case OpKind::Var: case OpKind::Std: case OpKind::VarMean: case OpKind::StdMean:
-        return run<In, Welford<WelfordAcc, WelfordAcc>, In, In>(d);  // runs in float64 too: the CPU has the time
-      case OpKind::LogSumExp: return run<In, LogSumExp<V, V>, In>(d);
-      case OpKind::Norm:
-        switch (d.ord) {
-          case NormOrd::Zero: return run_in_or_wide<In, MapReduce<V, A, SumM, MapNonzero>>(d);
-          case NormOrd::One: return run_in_or_wide<In, MapReduce<A, A, SumM, MapAbs>>(d);
-          case NormOrd::Two: return run_in_or_wide<In, MapReduce<A, A, SumM, MapSq, FinSqrt>>(d);
-          case NormOrd::Inf: return run_in_or_wide<In, MapReduce<V, V, MaxM, MapAbs>>(d);
-          case NormOrd::NegInf: return run_in_or_wide<In, MapReduce<V, V, MinM, MapAbs>>(d);
-          default: return run_in_or_wide<In, MapReduce<V, V, SumM, MapPowAbs, FinPowInv>>(d);
-        }
-      default: break;
-    }
-  }
-  TORCH_CHECK(false, "reducekit: internal error: no CPU kernel for op ", red::kOpNames[static_cast<int>(d.op)]);
+  run<In, typename I::Op, typename I::Out0, typename I::Out1>(d);
 }
 
 }  // namespace
 
 void cpu_op_step(const OpDesc& d) {
-  switch (d.in_dtype) {
-    case DType::Bool: return run_op<bool>(d);
-    case DType::UInt8: return run_op<uint8_t>(d);
-    case DType::Int8: return run_op<int8_t>(d);
-    case DType::Int16: return run_op<int16_t>(d);
-    case DType::Int32: return run_op<int32_t>(d);
-    case DType::Int64: return run_op<int64_t>(d);
-    case DType::Float16: return run_op<c10::Half>(d);
-    case DType::BFloat16: return run_op<c10::BFloat16>(d);
-    case DType::Float32: return run_op<float>(d);
-    case DType::Float64: return run_op<double>(d);
-    default: TORCH_CHECK(false, "reducekit: internal error: bad dtype");
-  }
+  dispatch_cpu(d.in_dtype, [&](auto t) {
+    using In = typename decltype(t)::T;
+    red::for_op(
+        d.op, d.ord,
+        [&](auto k, auto o) {
+          constexpr red::OpKind K = decltype(k)::value;
+          if constexpr (std::is_integral_v<In> && red::op_traits(K).float_only) {
+            TORCH_CHECK(false, "reducekit: internal error: float-only op ", red::op_name(K), " on an integer input");
+          } else {
+            run_impl<In, red::OpImpl<K, decltype(o)::value, In, kHalfLike<In>>>(d);
+          }
+        },
+        [] { TORCH_CHECK(false, "reducekit: internal error: bad op id"); });
+  });
 }
 
 }  // namespace rk

@@ -3,7 +3,7 @@
 // a perfect pairwise tree over the lanes). Deterministic whatever the thread count.
 #pragma once
 
-#include "../engine/op_desc.h"
+#include "engine/op_desc.h"
 
 namespace rk {
 

@@ -1,4 +1,4 @@
-// method="exact": the pieces shared by the CUDA kernel (kernels/exact.cu), the CPU kernel
+// method="exact": the pieces shared by the CUDA kernel (cuda/engine/exact.cu), the CPU kernel
 // (cpu/exact_cpu.cpp) and the shard API. Torch-free; host and device.
 //
 // The guarantee: the result is the value of the output dtype nearest to the exact sum of the
@@ -31,7 +31,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "../kernels/faults.h"
+#include "core/faults.h"
 
 #if defined(__CUDACC__)
 #define RK_HD __host__ __device__ __forceinline__

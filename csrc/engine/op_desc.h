@@ -1,5 +1,5 @@
 // One step of a reduction operator (engine/reduce_ops.h) over a dense operand, as the CPU loops
-// (cpu/reduce_cpu.cpp) and the CUDA launcher (kernels/launchers.h, OpStep) both take it:
+// (cpu/reduce_cpu.cpp) and the CUDA launcher (cuda/launchers.h, OpStep) both take it:
 //   rows:    `outer` rows of `extent` contiguous values -> out[outer]
 //   columns: `outer` batches of an extent x inner matrix reduced over extent -> out[outer][inner]
 // A full reduction is one row. Output dtypes, by op: the input's (or, with `wide`, float32 for
@@ -13,9 +13,9 @@
 
 #include <cstdint>
 
-#include "../registry.h"
-#include "plan.h"
-#include "reduce_ops.h"
+#include "core/methods.h"
+#include "engine/plan.h"
+#include "engine/reduce_ops.h"
 
 namespace rk {
 
@@ -31,16 +31,6 @@ struct OpDesc {
   bool wide = false;
   red::Params params;
 };
-
-// Which ops are float-only on the engine (their integer inputs are cast or summed first).
-inline bool op_float_only(red::OpKind op) {
-  using red::OpKind;
-  switch (op) {
-    case OpKind::Mean: case OpKind::NanSum: case OpKind::NanMean: case OpKind::Var: case OpKind::Std:
-    case OpKind::VarMean: case OpKind::StdMean: case OpKind::Norm: case OpKind::LogSumExp: return true;
-    default: return false;
-  }
-}
 
 inline bool op_supported(red::OpKind op, DType in) {
   if (op == red::OpKind::Count || in == DType::Count) return false;

@@ -1,5 +1,5 @@
 // The operators of every torch reduction reducekit serves: one struct per operator, torch-free and
-// CUDA-free (host and device), that the row, column and full kernels (kernels/reduce.cuh) and the
+// CUDA-free (host and device), that the row, column and full kernels (cuda/engine/reduce.cuh) and the
 // CPU loops (cpu/reduce_cpu.cpp) are templated on. Modeled on PyTorch's Reduce.cuh ops. Each has
 //   T, Acc          the value type an element is converted to, and the accumulator;
 //   identity()      the accumulator of no values (pads idle lanes and threads);
@@ -18,7 +18,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "../kernels/faults.h"
+#include "core/faults.h"
+#include "core/op_table.h"
 
 #ifndef RK_HD
 #if defined(__CUDACC__)
@@ -37,44 +38,6 @@
 
 namespace rk {
 namespace red {
-
-// Every reduction op reducekit serves. Sum itself runs its own plan (engine/plan.h); the others
-// run one kernel step on this engine.
-#define RK_OPS(X)                 \
-  X(Mean, "mean")                 \
-  X(NanSum, "nansum")             \
-  X(NanMean, "nanmean")           \
-  X(Prod, "prod")                 \
-  X(Amax, "amax")                 \
-  X(Amin, "amin")                 \
-  X(AMinMax, "aminmax")           \
-  X(All, "all")                   \
-  X(Any, "any")                   \
-  X(CountNonzero, "count_nonzero") \
-  X(Var, "var")                   \
-  X(Std, "std")                   \
-  X(VarMean, "var_mean")          \
-  X(StdMean, "std_mean")          \
-  X(Norm, "vector_norm")          \
-  X(LogSumExp, "logsumexp")       \
-  X(ArgMax, "argmax")             \
-  X(ArgMin, "argmin")
-
-enum class OpKind : int {
-#define RK_OP_ENUM(id, name) id,
-  RK_OPS(RK_OP_ENUM)
-#undef RK_OP_ENUM
-      Count
-};
-
-inline constexpr const char* kOpNames[] = {
-#define RK_OP_NAME(id, name) name,
-    RK_OPS(RK_OP_NAME)
-#undef RK_OP_NAME
-};
-
-// vector_norm's ord, by kernel: 0 (count of nonzeros), 1, 2, inf, -inf, any other p.
-enum class NormOrd : int { Zero, One, Two, Inf, NegInf, P };
 
 // |x|^p for an integer p up to this multiplies (p - 1 products) rather than calling pow.
 inline constexpr int kMaxIntPow = 8;
@@ -145,7 +108,7 @@ RK_HD T m_abs(T v) {
 
 // ---------------------------------------------------------------------------------------------
 // Monoids: the binary operators (with their identity) of the simple reductions. The gallery's
-// whole-tensor strategies (kernels/common.cuh) take these too.
+// whole-tensor strategies (cuda/block/common.cuh) take these too.
 struct SumM {
   template <class A>
   RK_HD static A identity() { return A(0); }

@@ -1,0 +1,491 @@
+// exact: correctly rounded sums (method="exact"), for whole tensors and for rows.
+//
+// Why it exists: `auto` is deterministic, but its last bits depend on its grid, so another GPU,
+// the CPU or a sharded sum give other bits. The correctly rounded sum has one right answer.
+// What it improves on: CUB's gpu_to_gpu mode (RFA) is reproducible but not exact and costs up
+// to 2x a plain reduce; this kernel is exact and, on ordinary data, within 3-7% of `auto` from
+// 2^28 values up, because such data rarely leaves the fast path (engine/exact.h). A fixed cost of
+// some microseconds per call (its end: merges and the final rounding) remains, and data spread
+// over the whole exponent range spills nearly every value: NOTES.md has the figures.
+//  - single_pass's shape: 16-byte loads, UNROLL in flight, one wave of blocks, grid-stride,
+//    the last block to arrive finishes (a per-stream counter for whole tensors, so one launch);
+//  - per thread, float64 sums whose additions are checked exact (three adds, two compares); a
+//    rare inexact one keeps its exact error in a second float64, and what that cannot take
+//    exactly is spilled into the block's superaccumulator (int64 limbs in shared memory, three
+//    atomics);
+//  - threads, warps and blocks combine with the same exact additions; a block posts its float64
+//    sum, and its limbs only if it spilled, so the last block usually reads one or two doubles per
+//    block; then one normalize and one correct rounding.
+#include <cuda/atomic>
+
+#include "engine/exact.h"
+#include "cuda/block/common.cuh"
+
+namespace rk {
+namespace {
+
+using exact::Format;
+
+template <class In> struct ExactTraits;
+template <> struct ExactTraits<__half> { using Acc = exact::AccHalf; using Red = exact::AccSpill; static constexpr Format kFmt = exact::kHalfFmt; };
+template <> struct ExactTraits<__nv_bfloat16> { using Acc = exact::AccSpill; using Red = exact::AccSpill; static constexpr Format kFmt = exact::kSingleFmt; };
+template <> struct ExactTraits<float> { using Acc = exact::Acc1; using Red = exact::Acc1; static constexpr Format kFmt = exact::kSingleFmt; };
+template <> struct ExactTraits<double> { using Acc = exact::Acc2; using Red = exact::Acc2; static constexpr Format kFmt = exact::kDoubleFmt; };
+
+// The block's superaccumulator in shared memory.
+struct SmemSink {
+  long long* limbs;
+  int* specials;
+  int* spilled;
+  __device__ __forceinline__ void add(int k, int64_t p) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(limbs + k), static_cast<unsigned long long>(p));
+    *spilled = 1;
+  }
+  __device__ __forceinline__ void special(int k) {
+    atomicAdd(specials + k, 1);
+    *spilled = 1;
+  }
+};
+
+// The accumulator that threads, warps and blocks combine (float16's run flushed into its sum).
+__device__ __forceinline__ exact::AccSpill reduced(exact::AccHalf& a, Format f, SmemSink& s) {
+  a.flush(f, s);
+  return a.s;
+}
+__device__ __forceinline__ exact::AccSpill reduced(exact::AccSpill& a, Format, SmemSink&) { return a; }
+__device__ __forceinline__ exact::Acc1 reduced(exact::Acc1& a, Format, SmemSink&) { return a; }
+__device__ __forceinline__ exact::Acc2 reduced(exact::Acc2& a, Format, SmemSink&) { return a; }
+
+__device__ __forceinline__ exact::Acc1 shfl_down(const exact::Acc1& a, int off) {
+  exact::Acc1 r;
+  r.s = __shfl_down_sync(0xffffffffu, a.s, off);
+  r.lo = __shfl_down_sync(0xffffffffu, a.lo, off);
+  return r;
+}
+__device__ __forceinline__ exact::AccSpill shfl_down(const exact::AccSpill& a, int off) {
+  exact::AccSpill r;
+  r.s = __shfl_down_sync(0xffffffffu, a.s, off);
+  return r;
+}
+__device__ __forceinline__ exact::Acc2 shfl_down(const exact::Acc2& a, int off) {
+  exact::Acc2 r;
+  r.hi = __shfl_down_sync(0xffffffffu, a.hi, off);
+  r.lo = __shfl_down_sync(0xffffffffu, a.lo, off);
+  return r;
+}
+__device__ __forceinline__ void store(double* p, const exact::Acc1& a) { p[0] = a.s; p[1] = a.lo; }
+__device__ __forceinline__ void store(double* p, const exact::AccSpill& a) { p[0] = a.s; p[1] = 0; }
+__device__ __forceinline__ void load(const double* p, exact::AccSpill& a) { a.s = __ldcg(p); }
+__device__ __forceinline__ void store(double* p, const exact::Acc2& a) { p[0] = a.hi; p[1] = a.lo; }
+__device__ __forceinline__ void load(const double* p, exact::Acc1& a) { a.s = __ldcg(p); a.lo = __ldcg(p + 1); }
+__device__ __forceinline__ void load(const double* p, exact::Acc2& a) { a.hi = __ldcg(p); a.lo = __ldcg(p + 1); }
+
+// Exact merge of `a` over the block (BLOCK a multiple of 32); valid in thread 0. Spills go to s.
+template <class Red, int BLOCK>
+__device__ __forceinline__ Red block_merge(Red a, Format f, SmemSink& s, Red* scratch) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  // Only the receivers (lanes below `off`) merge: a merge can spill, and the tree's other lanes
+  // would spill values whose sum is not used (counted twice).
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) {
+    const Red o = shfl_down(a, off);
+    if (lane < off) a.merge(o, f, s);
+  }
+  if (lane == 0) scratch[warp] = a;
+  __syncthreads();
+  if (warp == 0) {
+    a = lane < BLOCK / 32 ? scratch[lane] : Red{};
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+      const Red o = shfl_down(a, off);
+      if (lane < off) a.merge(o, f, s);
+    }
+  }
+  __syncthreads();
+  return a;
+}
+
+// The exact float32 sum of 8 values, if every addition of the pairwise tree is exact (each checked
+// on the float32 pipe): 16-bit values close in magnitude almost always are, and then the float64
+// accumulator takes one addition per 8 values. False (out unusable) otherwise, or for inf/NaN.
+__device__ __forceinline__ bool sum8_exact(const float (&f)[8], float& out) {
+  bool ok = true;
+  float p[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    p[k] = f[2 * k] + f[2 * k + 1];
+    ok &= (p[k] - f[2 * k] == f[2 * k + 1]) & (p[k] - f[2 * k + 1] == f[2 * k]);
+  }
+  const float q0 = p[0] + p[1], q1 = p[2] + p[3];
+  ok &= (q0 - p[0] == p[1]) & (q0 - p[1] == p[0]) & (q1 - p[2] == p[3]) & (q1 - p[3] == p[2]);
+  out = q0 + q1;
+  ok &= (out - q0 == q1) & (out - q1 == q0);
+  return ok;
+}
+
+// Adds the kVec values of one 16-byte vector.
+template <class In, class Acc>
+__device__ __forceinline__ void add_vec(Acc& acc, const uint4& v, Format fmt, SmemSink& s) {
+  if constexpr (std::is_same_v<In, float>) {
+    acc.add(static_cast<double>(__uint_as_float(v.x)), fmt, s);
+    acc.add(static_cast<double>(__uint_as_float(v.y)), fmt, s);
+    acc.add(static_cast<double>(__uint_as_float(v.z)), fmt, s);
+    acc.add(static_cast<double>(__uint_as_float(v.w)), fmt, s);
+  } else if constexpr (std::is_same_v<In, __nv_bfloat16> || std::is_same_v<In, __half>) {
+    float f[8];
+    if constexpr (std::is_same_v<In, __nv_bfloat16>) {
+      const unsigned w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {  // a bfloat16 is the top half of a float32
+        f[2 * k] = __uint_as_float(w[k] << 16);
+        f[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
+      }
+    } else {
+      const __half2* e = reinterpret_cast<const __half2*>(&v);
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const float2 p = __half22float2(e[k]);
+        f[2 * k] = p.x;
+        f[2 * k + 1] = p.y;
+      }
+    }
+    float sum;
+    if (sum8_exact(f, sum)) {
+      acc.add(static_cast<double>(sum), fmt, s, 8);
+    } else {
+#pragma unroll
+      for (int k = 0; k < 8; ++k) acc.add(static_cast<double>(f[k]), fmt, s);
+    }
+  } else {
+    acc.add(__longlong_as_double(static_cast<long long>((static_cast<uint64_t>(v.y) << 32) | v.x)), fmt, s);
+    acc.add(__longlong_as_double(static_cast<long long>((static_cast<uint64_t>(v.w) << 32) | v.z)), fmt, s);
+  }
+}
+
+template <class In>
+__device__ __forceinline__ double scalar(const In* p) {
+  return static_cast<double>(to_acc<float>(*p));
+}
+template <>
+__device__ __forceinline__ double scalar<double>(const double* p) { return *p; }
+
+// The exact sum held by an accumulator as an unevaluated pair t + e with t = RN64(t + e).
+__device__ __forceinline__ void as_pair(const exact::AccSpill& a, double& t, double& e) { t = a.s; e = 0; }
+__device__ __forceinline__ void as_pair(const exact::Acc1& a, double& t, double& e) { exact::two_sum(a.s, a.lo, t, e); }
+__device__ __forceinline__ void as_pair(const exact::Acc2& a, double& t, double& e) { exact::two_sum(a.hi, a.lo, t, e); }
+
+// Writes the correctly rounded t + e (t = RN64(t + e), so |e| <= half an ulp of t) in format o
+// and returns true; false (the limbs do it) for a 16-bit result with e != 0.
+// float64: t itself. float32: RN32(t) is RN32(t + e) unless t is exactly halfway between two
+// floats (no float32 midpoint can lie strictly between t and t + e: it would be a float64
+// nearer to t + e than t); then e's sign decides.
+template <class Red>
+__device__ __forceinline__ bool round_pair(const Red& a, exact::OutFmt o, void* out, int64_t row) {
+  double t, e;
+  as_pair(a, t, e);
+  if (t == 0) t = 0.0;  // an exact zero is +0
+  if (o == exact::OutFmt::Double) {
+    static_cast<double*>(out)[row] = t;
+    return true;
+  }
+  if (o == exact::OutFmt::Half || o == exact::OutFmt::BFloat16) {
+    if (e != 0) return false;  // only the one-double accumulators (16-bit inputs): e is 0 there
+    unsigned short h;
+    if (o == exact::OutFmt::Half) {
+      asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(t));  // one rounding, to nearest even
+    } else {
+      asm("cvt.rn.bf16.f64 %0, %1;" : "=h"(h) : "d"(t));
+    }
+    static_cast<unsigned short*>(out)[row] = h;
+    return true;
+  }
+  float r = __double2float_rn(t);
+  if (!RK_FAULT_IS(ExactPairMidpoint) && e != 0 && static_cast<double>(r) != t) {  // planted: e ignored
+    const float inf = __int_as_float(0x7f800000);
+    const float nb = nextafterf(r, t > static_cast<double>(r) ? inf : -inf);  // the float on t's other side
+    // Halfway between r and nb; past the largest float, between it and 2^128 (where RN32 overflows).
+    const double mid = isinf(r) ? copysign(0x1.fffffep127 + 0x1p103, t) : (static_cast<double>(r) + static_cast<double>(nb)) * 0.5;
+    if (mid == t && (e > 0) == (nb > r)) r = nb;
+  }
+  static_cast<float*>(out)[row] = r;
+  return true;
+}
+
+struct ExactParams {
+  int64_t rows, len;   // rows x len contiguous values
+  int bpr;             // blocks per row
+  double* part_d;      // [rows * bpr][2]: each block's float64 sum
+  int* part_flag;      // [rows * bpr]: whether the block spilled
+  long long* part_l;   // [rows * bpr][limbs + 3]: a spilled block's limbs and special counts
+  unsigned* counters;  // [rows] (or the stream's counter when rows == 1): arrival tickets, reset by the last block
+  void* out;           // rows values of format `o`, or rows x kExactWords int64 (words)
+  exact::OutFmt o;
+  bool words;
+};
+
+template <class In, int BLOCK, int UNROLL>
+__global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) exact_kernel(const In* __restrict__ x, ExactParams p) {
+  using T = ExactTraits<In>;
+  using Red = typename T::Red;
+  constexpr Format f = T::kFmt;
+  constexpr int L = f.limbs;
+  __shared__ long long s_limbs[L];
+  __shared__ int s_specials[exact::kSpecials];
+  __shared__ int s_spilled;
+  __shared__ Red scratch[BLOCK / 32];
+  __shared__ bool is_last;
+  const int tid = threadIdx.x;
+  for (int i = tid; i < L; i += BLOCK) s_limbs[i] = 0;
+  if (tid < exact::kSpecials) s_specials[tid] = 0;
+  if (tid == 0) s_spilled = 0;
+  __syncthreads();
+  SmemSink sink{s_limbs, s_specials, &s_spilled};
+
+  const int64_t row = blockIdx.x / p.bpr;
+  const int part = static_cast<int>(blockIdx.x % p.bpr);
+  grid_dependency_wait();
+  const In* xr = x + row * p.len;
+  const VecSplit<In> sp(xr, p.len);
+  const uint4* __restrict__ body = reinterpret_cast<const uint4*>(xr + sp.head);
+  constexpr int64_t kStep = static_cast<int64_t>(BLOCK) * UNROLL;
+  const int64_t sweep = static_cast<int64_t>(p.bpr) * kStep;
+  const int64_t full_end = sp.nvec / sweep * sweep;
+  typename T::Acc acc;
+  for (int64_t i = part * kStep + tid; i < full_end; i += sweep) {
+    uint4 r[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) r[u] = __ldg(body + i + u * BLOCK);
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) add_vec<In>(acc, r[u], f, sink);
+  }
+  for (int64_t i = full_end + part * kStep + tid; i < sp.nvec; i += sweep) {
+    uint4 r[UNROLL];
+    bool ok[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      ok[u] = i + u * BLOCK < sp.nvec;
+      if (ok[u]) r[u] = __ldg(body + i + u * BLOCK);
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+      if (ok[u]) add_vec<In>(acc, r[u], f, sink);
+  }
+  const int64_t gtid = static_cast<int64_t>(part) * BLOCK + tid;
+  if (gtid < sp.head) acc.add(scalar(xr + gtid), f, sink);
+  if (gtid < sp.tail) acc.add(scalar(xr + p.len - sp.tail + gtid), f, sink);
+  allow_dependent_launch();
+
+  Red a = block_merge<Red, BLOCK>(reduced(acc, f, sink), f, sink, scratch);
+  if (p.bpr > 1) {
+    const int64_t blk = blockIdx.x;
+    __syncthreads();  // every spill of this block has landed in s_limbs
+    const bool spilled = s_spilled != 0;
+    if (tid == 0) {
+      store(p.part_d + 2 * blk, a);
+      p.part_flag[blk] = spilled;
+    }
+    if (spilled) {  // block-uniform
+      long long* dst = p.part_l + blk * (L + exact::kSpecials);
+      for (int i = tid; i < L; i += BLOCK) dst[i] = s_limbs[i];
+      if (tid < exact::kSpecials) dst[L + tid] = s_specials[tid];
+      __threadfence();  // these threads' limb words, before thread 0's ticket below
+    }
+    __syncthreads();
+    if (tid == 0) {
+      cuda::atomic_ref<unsigned, cuda::thread_scope_device> ticket(p.counters[p.rows == 1 ? 0 : row]);
+      is_last = ticket.fetch_add(1u, cuda::memory_order_acq_rel) == static_cast<unsigned>(p.bpr) - 1;
+    }
+    __syncthreads();
+    if (!is_last) return;  // thread 0's acquire and the barrier order the reads below
+    // The last block of the row: start over from every block's posted sum and limbs.
+    for (int i = tid; i < L; i += BLOCK) s_limbs[i] = 0;
+    if (tid < exact::kSpecials) s_specials[tid] = 0;
+    __syncthreads();
+    a = Red{};
+    const int64_t first = row * p.bpr;
+    const int nparts = p.bpr - (RK_FAULT_IS(ExactDropBlock) ? 1 : 0);  // planted: the last block's sum is lost
+    for (int b = tid; b < nparts; b += BLOCK) {
+      Red o;
+      load(p.part_d + 2 * (first + b), o);
+      a.merge(o, f, sink);
+      if (__ldcg(p.part_flag + first + b)) {
+        s_spilled = 1;
+        const long long* src = p.part_l + (first + b) * (L + exact::kSpecials);
+        for (int i = 0; i < L; ++i)
+          if (const long long v = __ldcg(src + i)) atomicAdd(reinterpret_cast<unsigned long long*>(s_limbs + i), static_cast<unsigned long long>(v));
+        for (int k = 0; k < exact::kSpecials; ++k)
+          if (const long long v = __ldcg(src + L + k)) atomicAdd(s_specials + k, static_cast<int>(v));
+      }
+    }
+    a = block_merge<Red, BLOCK>(a, f, sink, scratch);
+    if (tid == 0) p.counters[p.rows == 1 ? 0 : row] = 0;  // ready for the next launch
+  }
+  if (tid != 0) return;
+  // Nothing was spilled anywhere (block_merge's barrier has passed): the exact sum is thread 0's
+  // float64 pair, and one rounding of it is the answer, without the limbs.
+  if (!p.words && !s_spilled && round_pair(a, p.o, p.out, row)) return;
+  a.drain(f, sink);  // thread 0's own atomics: visible to it below
+  auto* limbs = reinterpret_cast<int64_t*>(s_limbs);  // rounded in place: the block is done with them
+  const int64_t sp3[exact::kSpecials] = {s_specials[0], s_specials[1], s_specials[2]};
+  if (p.words) {
+    exact::to_universal(limbs, f, sp3, static_cast<int64_t*>(p.out) + row * exact::kExactWords);
+    return;
+  }
+  const uint64_t bits = exact::round_limbs(limbs, L, f.base, sp3, p.o);
+  switch (exact::spec(p.o).bits) {
+    case 16: static_cast<uint16_t*>(p.out)[row] = static_cast<uint16_t>(bits); break;
+    case 32: static_cast<uint32_t*>(p.out)[row] = static_cast<uint32_t>(bits); break;
+    default: static_cast<uint64_t*>(p.out)[row] = bits; break;
+  }
+}
+
+// Rounds rows of shard words (exact_round): one thread per row.
+__global__ void exact_round_kernel(const int64_t* __restrict__ w, int64_t rows, void* out, exact::OutFmt o) {
+  const int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  int64_t limbs[exact::kUnivLimbs];
+  for (int i = 0; i < exact::kUnivLimbs; ++i) limbs[i] = w[r * exact::kExactWords + i];
+  const uint64_t bits = exact::round_limbs(limbs, exact::kUnivLimbs, exact::kUnivBase, w + r * exact::kExactWords + exact::kUnivLimbs, o);
+  switch (exact::spec(o).bits) {
+    case 16: static_cast<uint16_t*>(out)[r] = static_cast<uint16_t>(bits); break;
+    case 32: static_cast<uint32_t*>(out)[r] = static_cast<uint32_t>(bits); break;
+    default: static_cast<uint64_t*>(out)[r] = bits; break;
+  }
+}
+
+// Compiled (block, unroll) configurations; the first is the default.
+#define RK_EXACT_CONFIGS(X) X(256, 4) X(512, 2) X(128, 4) X(256, 2) X(64, 4)
+
+int g_force_block = 0, g_force_unroll = 0, g_force_bpr = 0;
+
+template <class In, int BLOCK, int UNROLL>
+int exact_blocks_per_sm() {
+  static const int v = [] {
+    int b = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, exact_kernel<In, BLOCK, UNROLL>, BLOCK, 0) != cudaSuccess || b < 1) b = 1;
+    return b;
+  }();
+  return v;
+}
+
+template <class In, int BLOCK, int UNROLL>
+int plan_bpr(const ExactArgs& a) {
+  if (g_force_bpr > 0) return g_force_bpr;
+  const int64_t wave = static_cast<int64_t>(a.num_sms) * exact_blocks_per_sm<In, BLOCK, UNROLL>();
+  const int64_t vecs = ceil_div(a.len, 16 / static_cast<int64_t>(sizeof(In)));
+  const int64_t needed = std::max<int64_t>(1, ceil_div(vecs, static_cast<int64_t>(BLOCK) * UNROLL));
+  const int64_t per_row = std::max<int64_t>(1, wave / a.rows);
+  return static_cast<int>(std::min<int64_t>({needed, per_row, 1 << 20}));
+}
+
+template <class In, int BLOCK, int UNROLL>
+size_t workspace(const ExactArgs& a) {
+  const int64_t bpr = plan_bpr<In, BLOCK, UNROLL>(a);
+  if (bpr == 1) return 0;
+  const int64_t blocks = a.rows * bpr;
+  const int L = ExactTraits<In>::kFmt.limbs;
+  return align256(blocks * 16) + align256(blocks * 4) + align256(blocks * (L + exact::kSpecials) * 8) + align256(a.rows * 4);
+}
+
+template <class In, int BLOCK, int UNROLL>
+cudaError_t run(const ExactArgs& a) {
+  ExactParams p{};
+  bool memset_used = false;
+  p.rows = a.rows;
+  p.len = a.len;
+  p.bpr = plan_bpr<In, BLOCK, UNROLL>(a);
+  p.out = a.out;
+  p.o = a.out_fmt;
+  p.words = a.words;
+  if (p.bpr > 1) {
+    const int64_t blocks = a.rows * p.bpr;
+    const int L = ExactTraits<In>::kFmt.limbs;
+    char* w = static_cast<char*>(a.workspace);
+    if (!w) return cudaErrorInvalidValue;
+    p.part_d = reinterpret_cast<double*>(w);
+    w += align256(blocks * 16);
+    p.part_flag = reinterpret_cast<int*>(w);
+    w += align256(blocks * 4);
+    p.part_l = reinterpret_cast<long long*>(w);
+    w += align256(blocks * (L + exact::kSpecials) * 8);
+    if (a.rows == 1 && a.counter) {
+      p.counters = a.counter;  // the stream's self-resetting counter: no memset, one launch
+    } else {
+      p.counters = reinterpret_cast<unsigned*>(w);
+      if (const cudaError_t e = cudaMemsetAsync(p.counters, 0, a.rows * 4, a.stream); e != cudaSuccess) return e;
+      memset_used = true;
+    }
+  }
+  const int64_t grid = a.rows * p.bpr;
+  if (grid > 0x7fffffff) return cudaErrorInvalidConfiguration;
+  return launch_maybe_pdl(exact_kernel<In, BLOCK, UNROLL>, dim3(static_cast<unsigned>(grid)), dim3(BLOCK), a.stream,
+                          a.pdl && a.cc >= 90 && !memset_used, static_cast<const In*>(a.in), p);
+}
+
+template <class F>
+cudaError_t with_config(const ExactArgs& a, F&& f) {
+  int block = g_force_block, unroll = g_force_unroll;
+  if (block == 0) {
+    // Rows shorter than a block's worth of vectors take smaller blocks.
+    block = 256;
+    unroll = 4;
+    if (a.rows > 1) {
+      const int64_t vecs = ceil_div(a.len * dtype_bytes(a.dtype), 16);
+      if (vecs <= 64 * 4) block = 64; else if (vecs <= 128 * 4) block = 128;
+    }
+  }
+  auto go = [&](auto t) -> cudaError_t {
+    using In = typename decltype(t)::In;
+#define RK_EXACT_CASE(B, U) \
+    if (block == B && unroll == U) return f(std::integral_constant<int, B>{}, std::integral_constant<int, U>{}, In{});
+    RK_EXACT_CONFIGS(RK_EXACT_CASE)
+#undef RK_EXACT_CASE
+    return cudaErrorInvalidValue;
+  };
+  return dispatch_cuda(a.dtype, [&](auto t) -> cudaError_t {
+    using In = typename decltype(t)::T;
+    if constexpr (std::is_floating_point_v<In> || std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>) {
+      return go(Types<In, double>{});
+    } else {
+      return cudaErrorInvalidValue;  // floats only
+    }
+  });
+}
+
+}  // namespace
+
+bool exact_config_supported(int block, int unroll) {
+#define RK_EXACT_OK(B, U) if (block == B && unroll == U) return true;
+  RK_EXACT_CONFIGS(RK_EXACT_OK)
+#undef RK_EXACT_OK
+  return block == 0 && unroll == 0;
+}
+
+void exact_set_config(int block, int unroll, int bpr) {
+  g_force_block = block;
+  g_force_unroll = unroll;
+  g_force_bpr = bpr;
+}
+
+size_t exact_workspace(const ExactArgs& a) {
+  size_t bytes = 0;
+  with_config(a, [&](auto B, auto U, auto in) {
+    bytes = workspace<decltype(in), decltype(B)::value, decltype(U)::value>(a);
+    return cudaSuccess;
+  });
+  return bytes;
+}
+
+cudaError_t exact_launch(const ExactArgs& a) {
+  if (a.rows <= 0 || a.len <= 0) return cudaErrorInvalidValue;
+  return with_config(a, [&](auto B, auto U, auto in) { return run<decltype(in), decltype(B)::value, decltype(U)::value>(a); });
+}
+
+cudaError_t exact_round_launch(const int64_t* words, int64_t rows, void* out, exact::OutFmt o, cudaStream_t stream) {
+  if (rows <= 0) return cudaSuccess;
+  const int threads = 128;
+  exact_round_kernel<<<static_cast<unsigned>(ceil_div(rows, threads)), threads, 0, stream>>>(words, rows, out, o);
+  return cudaGetLastError();
+}
+
+}  // namespace rk

@@ -1,0 +1,63 @@
+// What the operator families (ops_*.cu) share: one engine step of an operator with its output
+// types, and the family's dispatch.
+#pragma once
+
+#include "cuda/launchers.h"
+#include "cuda/engine/reduce.cuh"
+#include "engine/op_impl.h"
+
+namespace rk {
+namespace ops {
+
+template <class In>
+inline constexpr bool kHalfLike = std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>;
+
+template <class In>
+using Val = red::ValueOf<In, kHalfLike<In>>;
+template <class In>
+using SumAcc = red::SumAccOf<kHalfLike<In>>;
+template <class In>
+using Wide = SumAcc<In>;  // the `wide` output
+
+template <class In, class Op, class Out0, class Out1 = Out0>
+cudaError_t run(const OpStep& a, size_t* ws) {
+  // Several lanes per thread only pay for batched operators (Welford, logsumexp, argmax) on 16-bit
+  // input (benchmarks/tune_ops.py; the others lose occupancy to the register stack and gain nothing).
+  const int rows_lpt = Op::kBatched ? ops_rows_lanes_per_thread(static_cast<int>(sizeof(In))) : 1;
+  if (ws) {
+    *ws = eng::step_workspace<typename Op::Acc>(a.kind, a.outer, a.extent, a.inner, static_cast<int>(sizeof(In)), a.num_sms,
+                                                rows_lpt);
+    return cudaSuccess;
+  }
+  return eng::run_step<In, Op, Out0, Out1>(a.kind, a.outer, a.extent, a.inner, static_cast<const In*>(a.in),
+                                           eng::Outs<Out0, Out1>{static_cast<Out0*>(a.out0), static_cast<Out1*>(a.out1)},
+                                           a.workspace, a.params, a.stream, a.cc, a.num_sms, a.pdl, rows_lpt, a.counter);
+}
+
+// One family's operators (core/op_table.h's family column) on the input dtype: each .cu file of
+// ops_*.cu compiles its own rows only (the four compile in parallel), with the struct and output
+// types of engine/op_impl.h, the first output wide when dtype= widened it.
+template <red::Family Fam>
+cudaError_t run_family(const OpStep& a, size_t* ws) {
+  return dispatch_cuda(a.in_dtype, [&](auto t) -> cudaError_t {
+    using In = typename decltype(t)::T;
+    return red::for_op(
+        a.op, a.ord,
+        [&](auto k, auto o) -> cudaError_t {
+          constexpr red::OpKind K = decltype(k)::value;
+          if constexpr (red::op_traits(K).family != Fam || (std::is_integral_v<In> && red::op_traits(K).float_only)) {
+            return cudaErrorInvalidValue;
+          } else {
+            using I = red::OpImpl<K, decltype(o)::value, In, kHalfLike<In>>;
+            if constexpr (I::kWide) {
+              if (a.wide) return run<In, typename I::Op, Wide<In>, typename I::Out1>(a, ws);
+            }
+            return run<In, typename I::Op, typename I::Out0, typename I::Out1>(a, ws);
+          }
+        },
+        [] { return cudaErrorInvalidValue; });
+  });
+}
+
+}  // namespace ops
+}  // namespace rk

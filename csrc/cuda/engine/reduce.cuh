@@ -1,0 +1,748 @@
+// The engine's kernels, templated on an operator (engine/reduce_ops.h): the same row, column and
+// pairwise-finish kernels serve sum's plan steps (dims.cu) and every other reduction (ops_*.cu).
+//
+// Why these kernels: torch's reductions over dims reach 12-66% of the H200's read ceiling on
+// common shapes (a block per row for short rows, no 16-byte loads for bfloat16, columns read with
+// too few bytes in flight), and their bits depend on the grid. Three kernels serve every step:
+//  - rows_kernel: the reduced extent is contiguous. A row of N values is cut into lanes of
+//    G = 64 bytes (four 16-byte loads per thread, issued before any is used). Short rows get a
+//    group of W = pow2ceil(lanes) threads, several rows per 256-thread block (W = 4 for 64 float32
+//    values: 64 rows per block); rows of up to 256 lanes get a block; longer rows (a full
+//    reduction is one long row) are split into segments of 256 lanes, one block each, whose
+//    partials pairwise_finish_kernel combines (or, for an operator's single row of at most 2048
+//    segments, the kernel's last block: FusedFinish). An operator may give a thread LPT
+//    consecutive lanes (tuning/tuning.h's kOpsRowsTable; a single row of up to 2^14 float32 takes one
+//    block), and the batched operators run their block tree in shared memory (tree_smem).
+//  - columns_kernel: the reduced extent R is strided, the kept extent C contiguous. Threads run
+//    across C with 16-byte vectors (8 threads read 128 contiguous bytes of a row), each reducing a
+//    lane of G rows; a block stacks TY lanes and combines them in shared memory. When R is long the
+//    lanes spread over many blocks (so a few columns still fill the GPU), and pairwise_finish_kernel
+//    combines the block partials.
+//  - pairwise_finish_kernel: the fixed-order second phase, continuing the same pairwise tree.
+// Every thread-to-data mapping computes exactly the order of plan.h: a lane is reduced
+// sequentially (or, for a batched operator, by its lane function), lanes combine in a perfect
+// pairwise tree, and a block only ever reduces an aligned power-of-two group of lanes, which is a
+// subtree of that tree. So the grid, the block shape and the number of rows or columns never
+// change a bit. Misaligned rows and column tails take scalar loads of the same values, reduced in
+// the same order.
+#pragma once
+
+#include <cuda/atomic>
+
+#include <cstring>
+
+#include "engine/plan.h"
+#include "engine/reduce_ops.h"
+#include "tuning/tuning.h"
+#include "cuda/block/common.cuh"
+
+namespace rk {
+namespace eng {
+
+constexpr int kThreads = 256;
+// The columns kernel issues up to 16 row loads per thread before using any, at 128 registers
+// (2 blocks of 256 per SM): benchmarks/tune_dims.py measured this against 4 or 8 loads at 64 or
+// 85 registers, 1.16-1.26x the full sum against 1.22-1.36x for float32 (NOTES.md, issue 9).
+constexpr int kColumnBatch = 16;
+// The finish of one output with more than kSplitFinishPartials partials runs in two passes (run_step).
+constexpr int64_t kSplitFinishPartials = 2048;
+// Lanes per thread of the rows kernel: at most 2^(kMaxRowsLevels - 1).
+constexpr int kMaxRowsLevels = 5;
+constexpr int kMaxRowsLanes = 1 << (kMaxRowsLevels - 1);
+
+// sum's operator: values converted straight to the accumulator and added (common.cuh's SumOp,
+// whose planted wrong_identity fault reaches these kernels too).
+template <class Acc>
+using SumRed = red::MapReduce<Acc, Acc, SumOp>;
+
+template <class Op>
+struct IsPlainSum : std::false_type {};
+template <class Acc>
+struct IsPlainSum<red::MapReduce<Acc, Acc, SumOp>> : std::true_type {};
+
+// Where each output goes: out0 (and out1 for two-output operators), converted from the result.
+template <class Out0, class Out1>
+struct Outs {
+  Out0* a;
+  Out1* b;
+};
+
+template <class Op, class Out0, class Out1>
+__device__ __forceinline__ void store(const Outs<Out0, Out1>& o, int64_t i, const typename Op::Acc& acc, const red::Params& p) {
+  const auto r = Op::project(acc, p);
+  o.a[i] = from_acc<Out0>(r.a);
+  if constexpr (Op::kOutputs == 2) {
+    if (o.b) o.b[i] = from_acc<Out1>(r.b);  // var and std have no second output
+  }
+}
+
+// __shfl_down_sync for any trivially copyable accumulator: word by word.
+template <class Acc>
+__device__ __forceinline__ Acc shfl_down(const Acc& v, int s) {
+  if constexpr (std::is_arithmetic_v<Acc>) {
+    return __shfl_down_sync(0xffffffffu, v, s);
+  } else {
+    static_assert(sizeof(Acc) % 4 == 0, "accumulator must be whole 32-bit words");
+    constexpr int W = sizeof(Acc) / 4;
+    unsigned w[W];
+    memcpy(w, &v, sizeof(Acc));
+#pragma unroll
+    for (int k = 0; k < W; ++k) w[k] = __shfl_down_sync(0xffffffffu, w[k], s);
+    Acc r;
+    memcpy(&r, w, sizeof(Acc));
+    return r;
+  }
+}
+
+// An accumulator written by another block of the same kernel: loaded from L2 (ld.global.cg), word
+// by word for a struct, so that no stale L1 line is read.
+template <class Acc>
+__device__ __forceinline__ Acc ldcg_acc(const Acc* p) {
+  if constexpr (std::is_arithmetic_v<Acc>) {
+    return __ldcg(p);
+  } else {
+    static_assert(sizeof(Acc) % 4 == 0, "accumulator must be whole 32-bit words");
+    constexpr int W = sizeof(Acc) / 4;
+    unsigned w[W];
+#pragma unroll
+    for (int k = 0; k < W; ++k) w[k] = __ldcg(reinterpret_cast<const unsigned*>(p) + k);
+    Acc r;
+    memcpy(&r, w, sizeof(Acc));
+    return r;
+  }
+}
+
+// One element through the read-only path (bool as its byte).
+template <class In>
+__device__ __forceinline__ In ld1(const In* p) {
+  if constexpr (std::is_same_v<In, bool>) {
+    return __ldg(reinterpret_cast<const unsigned char*>(p)) != 0;
+  } else {
+    return __ldg(p);
+  }
+}
+
+__device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+// log2 of a power of two. Thread and block indices are split with shifts, masks and 32-bit
+// divisions: a `%` by a runtime int was a 30-instruction sequence, and the int64 division of the
+// block index 62 instructions, together a third of the Welford rows kernel's instructions (ncu,
+// issue 10).
+__device__ __forceinline__ int log2_pow2(int w) { return __ffs(w) - 1; }
+
+// Pairwise tree over aligned groups of W consecutive threads of the block (W a power of two, at
+// most kThreads): at level s thread t combines thread t+s's value when t % 2s == 0. The group's
+// result is valid in its first thread. Every thread of the block must call it (it has barriers
+// when W > 32).
+template <class Op>
+__device__ __forceinline__ typename Op::Acc group_tree(typename Op::Acc v, int W, typename Op::Acc* smem) {
+  const int tid = threadIdx.x, lane = tid & 31;
+  const int w1 = W < 32 ? W : 32;
+  for (int s = 1; s < w1; s <<= 1) {
+    const auto o = shfl_down(v, s);
+    if ((lane & (2 * s - 1)) == 0) v = Op::combine(v, o);
+  }
+  if (W <= 32) return v;
+  const int nw = W >> 5;  // warps per group: 2, 4 or 8
+  if (lane == 0) smem[tid >> 5] = v;
+  __syncthreads();
+  if (tid < 32) {
+    auto w = tid < kThreads / 32 ? smem[tid] : Op::identity();
+    for (int s = 1; s < nw; s <<= 1) {
+      const auto o = shfl_down(w, s);
+      if ((tid & (2 * s - 1)) == 0) w = Op::combine(w, o);
+    }
+    if (tid < kThreads / 32) smem[tid] = w;
+  }
+  __syncthreads();
+  return smem[tid >> 5];
+}
+
+// Operators whose combine is costly (the batched ones: Welford's float64 state and division,
+// logsumexp's two exponentials, argmax's index rule): in a shuffle tree every level costs the
+// whole warp (the idle half is predicated off, not skipped), so their block trees run in shared
+// memory with the active threads packed instead (tree_smem). Measured on the H200, full 2^26
+// float32: var_mean 96.2 -> 92.7 us; nanmean (a 16-byte sum and count, cheap to combine) went
+// the other way, 70.8 -> 75.4, and keeps the shuffles.
+template <class Op>
+inline constexpr bool kHeavyCombine = Op::kBatched;
+
+// Shared memory of a block tree: 2 x kThreads accumulators for tree_smem, a slot per warp otherwise.
+template <class Op>
+inline constexpr int kTreeSlots = kHeavyCombine<Op> ? 2 * kThreads : kThreads / 32;
+
+// The same pairwise tree as group_tree over aligned groups of W >= 64 threads, with the active
+// threads packed: at each level thread i < n of a group combines slots 2i and 2i+1 of the previous
+// level (ping-pong buffers), so a level of n combines costs n / 32 warps, not W / 32. Levels of more
+// than 16 combines synchronise the block; the last five run in the group's first warp. The
+// group's result is returned in its first thread (the others get v back). Every thread of the
+// block must call it.
+template <class Op>
+__device__ __forceinline__ typename Op::Acc tree_smem(typename Op::Acc v, int W, typename Op::Acc* smem) {
+  using Acc = typename Op::Acc;
+  const int tid = threadIdx.x, i = tid & (W - 1), g0 = tid - i;
+  Acc* a = smem;
+  Acc* b = smem + kThreads;
+  a[tid] = v;
+  __syncthreads();
+  int n = W / 2;
+  for (; n > 16; n >>= 1) {
+    if (i < n) b[g0 + i] = Op::combine(a[g0 + 2 * i], a[g0 + 2 * i + 1]);
+    __syncthreads();
+    Acc* t = a;
+    a = b;
+    b = t;
+  }
+  if (i < 32) {
+    for (; n >= 1; n >>= 1) {
+      const int odd = RK_FAULT_IS(TreeSmemOddSlot) && n == 1 ? 0 : 1;  // planted: the root drops its right half
+      if (i < n) b[g0 + i] = Op::combine(a[g0 + 2 * i], a[g0 + 2 * i + odd]);
+      __syncwarp();
+      Acc* t = a;
+      a = b;
+      b = t;
+    }
+  }
+  return i == 0 ? a[g0] : v;  // only the first thread's is the group's
+}
+
+// A block tree over groups of W threads: tree_smem for costly operators in groups of 64 or more,
+// group_tree otherwise. The same tree either way, so the same bits.
+template <class Op>
+__device__ __forceinline__ typename Op::Acc block_tree(typename Op::Acc v, int W, typename Op::Acc* smem) {
+  if constexpr (kHeavyCombine<Op>) {
+    if (W >= 64) return tree_smem<Op>(v, W, smem);
+  }
+  return group_tree<Op>(v, W, smem);
+}
+
+// The V elements of a 16-byte vector entering acc in index order (i0: the first one's index).
+// Integer sums are exact in any order, so bytes take the dp4a path of the full-reduction kernels.
+template <class In, class Op>
+__device__ __forceinline__ typename Op::Acc enter_vec(typename Op::Acc acc, const uint4& v, int64_t i0, const red::Params& p) {
+  if constexpr (IsPlainSum<Op>::value && std::is_integral_v<In>) {
+    return accumulate_vec<In, typename Op::Acc, SumOp>(acc, v);
+  } else {
+    constexpr int V = 16 / sizeof(In);
+    const In* e = reinterpret_cast<const In*>(&v);
+#pragma unroll
+    for (int k = 0; k < V; ++k) acc = Op::enter(acc, to_acc<typename Op::T>(e[k]), i0 + k, p);
+    return acc;
+  }
+}
+
+// One whole lane already in registers (four 16-byte loads), whose first value has index i0.
+template <class In, class Op>
+__device__ __forceinline__ typename Op::Acc lane_from_regs(const uint4 (&r)[4], int64_t i0, const red::Params& prm) {
+  constexpr int G = 64 / sizeof(In);
+  using T = typename Op::T;
+  const In* e = reinterpret_cast<const In*>(r);
+  if constexpr (Op::kBatched) {
+    T v[G];
+#pragma unroll
+    for (int k = 0; k < G; ++k) v[k] = to_acc<T>(e[k]);
+    return Op::lane(v, G, i0, prm);
+  } else {
+    auto acc = Op::identity();
+#pragma unroll
+    for (int u = 0; u < 4; ++u) acc = enter_vec<In, Op>(acc, r[u], i0 + u * (16 / sizeof(In)), prm);
+    return acc;
+  }
+}
+
+// One lane of cnt (<= G) values at p by scalar loads (a short or misaligned lane): the same
+// values in the same order as the whole-lane path.
+template <class In, class Op>
+__device__ __forceinline__ typename Op::Acc lane_scalar(const In* __restrict__ p, int cnt, int64_t i0, const red::Params& prm) {
+  constexpr int G = 64 / sizeof(In);
+  using T = typename Op::T;
+  if constexpr (RK_FAULT_IS(DimsDropLaneTail)) cnt -= cnt < G ? 1 : 0;  // planted: a short lane loses its last value
+  if constexpr (Op::kBatched) {
+    T v[G];
+#pragma unroll
+    for (int k = 0; k < G; ++k) v[k] = k < cnt ? to_acc<T>(ld1(p + k)) : T(0);
+    return Op::lane(v, cnt, i0, prm);
+  } else {
+    auto acc = Op::identity();
+    for (int k = 0; k < cnt; ++k) acc = Op::enter(acc, to_acc<T>(ld1(p + k)), i0 + k, prm);
+    return acc;
+  }
+}
+
+// One lane: cnt (<= G) consecutive values at p, whose first has index i0. Four 16-byte loads are
+// issued before any is used when the lane is whole and aligned; otherwise scalar loads.
+template <class In, class Op>
+__device__ __forceinline__ typename Op::Acc lane_reduce(const In* __restrict__ p, int cnt, int64_t i0, const red::Params& prm) {
+  constexpr int G = 64 / sizeof(In);
+  if (cnt == G && aligned16(p)) {
+    uint4 r[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) r[u] = __ldg(reinterpret_cast<const uint4*>(p) + u);
+    return lane_from_regs<In, Op>(r, i0, prm);
+  }
+  return lane_scalar<In, Op>(p, cnt, i0, prm);
+}
+
+// How a thread of the rows kernel walks its LPT lanes (each mode its own instantiation, so that
+// one mode's registers never cut another's occupancy):
+//   kUp = 1       one lane (LPT == 1);
+//   kUp = 2 or 4  LPT == kUp lanes whose 16-byte loads are all issued before any is used (8 or 16
+//                 loads: the bytes in flight of a longer lane), merged pairwise in registers;
+//   kUp = 0       any LPT, one lane at a time through a register stack (held to 85 registers).
+// One lane of a batched operator on 4-byte input is held to 5 blocks per SM (48 registers): the
+// float32 Welford kernel took 54 (4 blocks) and is latency-bound (ncu), so occupancy pays more
+// than registers. Other widths keep their registers (a byte lane of 64 values would spill).
+template <class In, class Op, int kUp>
+inline constexpr int kRowsMinBlocks =
+    kUp == 1 ? (Op::kBatched && sizeof(In) == 4 ? 5 : 1) : (kUp == 2 ? 4 : (kUp == 4 ? 2 : 3));
+
+// Lanes lane0 .. lane0 + K - 1 of a row of L values at xr (K = 2 or 4) merged pairwise: all 4K
+// loads first when every lane is whole and aligned; otherwise lane by lane, lanes past the row
+// being the identity, as the perfect tree pads them.
+template <class In, class Op, int K>
+__device__ __forceinline__ typename Op::Acc lanes_up_front(const In* __restrict__ xr, int64_t L, int64_t lanes, int64_t lane0,
+                                                           const red::Params& prm) {
+  using Acc = typename Op::Acc;
+  constexpr int G = 64 / sizeof(In);
+  const int64_t start = lane0 * G;
+  Acc a[K];
+  if (start + K * G <= L && aligned16(xr + start)) {
+    uint4 r[K][4];
+#pragma unroll
+    for (int j = 0; j < K; ++j)
+#pragma unroll
+      for (int u = 0; u < 4; ++u) r[j][u] = __ldg(reinterpret_cast<const uint4*>(xr + start) + 4 * j + u);
+#pragma unroll
+    for (int j = 0; j < K; ++j) a[j] = lane_from_regs<In, Op>(r[j], start + j * G, prm);
+  } else {
+#pragma unroll
+    for (int j = 0; j < K; ++j) {
+      const int64_t s = start + j * G;
+      a[j] = lane0 + j < lanes ? lane_reduce<In, Op>(xr + s, static_cast<int>(L - s < G ? L - s : G), s, prm) : Op::identity();
+    }
+  }
+  if constexpr (RK_FAULT_IS(RowsLanesDropLast)) a[K - 1] = Op::identity();  // planted: the thread's last lane is lost
+#pragma unroll
+  for (int w = 1; w < K; w <<= 1)
+#pragma unroll
+    for (int j = 0; j < K; j += 2 * w) a[j] = Op::combine(a[j], a[j + w]);
+  return a[0];
+}
+
+// Pairwise tree over the P partials p[0, P) of one output, restricted to the aligned chunk
+// [begin, begin + g) (g a power of two): partials past P are the identity.
+template <class Op>
+__device__ __forceinline__ typename Op::Acc pairwise_chunk(const typename Op::Acc* __restrict__ p, int64_t begin, int64_t g, int64_t P) {
+  using Acc = typename Op::Acc;
+  auto ld = [&](int64_t i) { return i < P ? ldcg_acc(p + i) : Op::identity(); };
+  if (begin >= P) return Op::identity();
+  if (g == 1) return ld(begin);
+  if (g == 2) return Op::combine(ld(begin), ld(begin + 1));
+  if (g == 4) return Op::combine(Op::combine(ld(begin), ld(begin + 1)), Op::combine(ld(begin + 2), ld(begin + 3)));
+  // Octets reduced in registers, then a binary-counter stack over them: octet i merges with the
+  // pending left siblings at every level where i has a 1 bit, which builds the perfect tree.
+  Acc stack[40];
+  const int64_t octets = g / 8;
+  for (int64_t i = 0; i < octets; ++i) {
+    const int64_t j = begin + 8 * i;
+    Acc a[8];
+#pragma unroll
+    for (int u = 0; u < 8; ++u) a[u] = ld(j + u);
+    Acc v = Op::combine(Op::combine(Op::combine(a[0], a[1]), Op::combine(a[2], a[3])),
+                        Op::combine(Op::combine(a[4], a[5]), Op::combine(a[6], a[7])));
+    int k = 0;
+    while ((i >> k) & 1) {
+      v = Op::combine(stack[k], v);
+      ++k;
+    }
+    stack[k] = v;
+  }
+  int top = 0;
+  while ((int64_t{1} << top) < octets) ++top;
+  return stack[top];
+}
+
+// A split single row finished inside the rows kernel (one launch instead of two, which is what a
+// small eager call pays for): every block posts its partial and takes a ticket from the stream's
+// self-resetting counter; the last to arrive combines the partials by the pairwise finish's own
+// tree (its W threads, chunks of g: finish_shape(1, P)), so the bits are the two-launch path's.
+struct FusedFinish {
+  unsigned int* counter = nullptr;  // null: the partials go to pairwise_finish_kernel
+  int W = 1;
+  int64_t g = 1;
+};
+
+// Its own instantiation of the one-lane rows kernel (kFused): compiled into every rows kernel it
+// cost registers on the main path (ptxas: the float32 Welford kernel spilled 188 bytes inline,
+// 212 as a call), where long rows and full reductions of large tensors run.
+template <class Op, class Out0, class Out1>
+__device__ __forceinline__ void finish_in_last_block(const typename Op::Acc* partials, int64_t P, const FusedFinish& f,
+                                                     const Outs<Out0, Out1>& out, const red::Params& prm, typename Op::Acc* smem) {
+  __shared__ bool is_last;
+  const int tid = threadIdx.x;
+  if (tid == 0) {
+    __threadfence();  // this block's partial (thread 0 wrote it), before its ticket
+    cuda::atomic_ref<unsigned, cuda::thread_scope_device> ticket(*f.counter);
+    is_last = ticket.fetch_add(1u, cuda::memory_order_acq_rel) == static_cast<unsigned>(P) - 1;
+  }
+  __syncthreads();
+  if (!is_last) return;  // block-uniform; thread 0's acquire and the barrier order the reads below
+  const int t = tid & (f.W - 1);
+  auto v = tid < f.W ? pairwise_chunk<Op>(partials, t * f.g, f.g, P) : Op::identity();
+  if constexpr (RK_FAULT_IS(DimsFinishDropLast)) {
+    if (tid < f.W) v = pairwise_chunk<Op>(partials, t * f.g, f.g, P - 1);  // planted: the last partial is lost
+  }
+  v = block_tree<Op>(v, f.W, smem);
+  if (tid == 0) {
+    store<Op>(out, 0, v, prm);
+    *f.counter = 0;  // ready for the next launch on this stream
+  }
+}
+
+// K rows of L contiguous values (row stride L); each thread reduces LPT consecutive lanes (a
+// power of two: an aligned subtree, merged in registers; kUp above). nseg == 1: block b holds rows
+// b*(256/W) ..., W threads per row, and writes out[row]. nseg > 1 (W == 256): block b holds
+// segment b % nseg of row b / nseg (256 * LPT lanes) and writes partials[row * nseg + segment].
+template <class In, class Op, class Out0, class Out1, int kUp, bool kFused = false>
+__global__ void __launch_bounds__(kThreads, kFused ? 1 : kRowsMinBlocks<In, Op, kUp>)
+    rows_kernel(const In* __restrict__ x, int64_t K, int64_t L, int W, int LPT, int64_t nseg, Outs<Out0, Out1> out,
+                typename Op::Acc* __restrict__ partials, red::Params prm, FusedFinish fused) {
+  using Acc = typename Op::Acc;
+  constexpr int G = 64 / sizeof(In);
+  __shared__ Acc smem[kTreeSlots<Op>];
+  grid_dependency_wait();
+  const int tid = threadIdx.x;
+  int64_t row, t, seg = 0;
+  if (nseg > 1) {  // nseg < 2^31: the grid is at most INT32_MAX blocks
+    const unsigned ns = static_cast<unsigned>(nseg), r = K == 1 ? 0u : blockIdx.x / ns;
+    row = r;
+    seg = blockIdx.x - r * ns;
+    t = seg * kThreads + tid;
+  } else {
+    const int lw = log2_pow2(W);
+    row = static_cast<int64_t>(blockIdx.x) * (kThreads >> lw) + (tid >> lw);
+    t = tid & (W - 1);
+  }
+  const int64_t lanes = (L + G - 1) / G;
+  Acc acc = Op::identity();
+  if (row < K) {
+    const In* xr = x + row * L;
+    if constexpr (kUp == 1) {
+      if (t < lanes) acc = lane_reduce<In, Op>(xr + t * G, static_cast<int>(L - t * G < G ? L - t * G : G), t * G, prm);
+    } else if constexpr (kUp > 1) {
+      if (t * kUp < lanes) acc = lanes_up_front<In, Op, kUp>(xr, L, lanes, t * kUp, prm);
+    } else {
+      // LPT consecutive lanes merged by a binary-counter stack of pending left subtrees (level k
+      // holds 2^k lanes): lane j merges with the pending subtree at every level where j has a 1
+      // bit, which builds the perfect tree. The stack is indexed by unrolled constants only, so it
+      // stays in registers; after the last lane the thread's subtree is in acc. Lanes past the
+      // row are the identity. (Prefetching the next lane was measured slower: its registers cost
+      // more occupancy than its overlap gained.)
+      Acc st[kMaxRowsLevels];
+#pragma unroll 1
+      for (int j = 0; j < LPT; ++j) {
+        const int64_t lane = t * LPT + j, start = lane * G;
+        acc = lane < lanes ? lane_reduce<In, Op>(xr + start, static_cast<int>(L - start < G ? L - start : G), start, prm)
+                           : Op::identity();
+        if constexpr (RK_FAULT_IS(RowsLanesDropLast)) {
+          if (j == LPT - 1) acc = Op::identity();  // planted: the thread's last lane is lost
+        }
+        bool placed = false;
+#pragma unroll
+        for (int k = 0; k < kMaxRowsLevels; ++k) {
+          if (!placed) {
+            if ((j >> k) & 1) {
+              acc = Op::combine(st[k], acc);
+            } else {
+              st[k] = acc;
+              placed = true;
+            }
+          }
+        }
+      }
+    }
+  }
+  allow_dependent_launch();
+  acc = block_tree<Op>(acc, W, smem);
+  if ((tid & (W - 1)) == 0 && row < K) {
+    if (nseg > 1) {
+      partials[row * nseg + seg] = acc;
+    } else {
+      store<Op>(out, row, acc, prm);
+    }
+  }
+  if constexpr (kFused) finish_in_last_block<Op>(partials, nseg, fused, out, prm, smem);  // K == 1, fused.counter set
+}
+
+// One lane of `rows` (<= G) rows of V columns at p (row stride C, first row index r0) entering
+// acc[V], row by row. Whole aligned vectors: up to 16 rows' 16-byte loads issued before any is
+// used; otherwise scalar loads of the same values (columns past `cols` read as zero bits, and
+// their accumulators are never stored).
+template <class In, class Op, int BATCH>
+__device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[16 / sizeof(In)], const In* __restrict__ p, int64_t C, int rows,
+                                            int cols, bool vec, int64_t r0, const red::Params& prm) {
+  constexpr int G = 64 / sizeof(In), V = 16 / sizeof(In), kBatch = G < BATCH ? G : BATCH;
+  using T = typename Op::T;
+#pragma unroll
+  for (int k = 0; k < V; ++k) acc[k] = Op::identity();
+  const bool whole = vec && cols == V;
+#pragma unroll 1
+  for (int b0 = 0; b0 < rows; b0 += kBatch) {
+    uint4 v[kBatch];
+    if (whole) {
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u)
+        if (b0 + u < rows) v[u] = __ldg(reinterpret_cast<const uint4*>(p + (b0 + u) * C));
+    } else {
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        v[u] = make_uint4(0, 0, 0, 0);
+        In* e = reinterpret_cast<In*>(&v[u]);
+        if (b0 + u < rows) {
+#pragma unroll
+          for (int k = 0; k < V; ++k)
+            if (k < cols) e[k] = ld1(p + (b0 + u) * C + k);
+        }
+      }
+    }
+    const int cnt = rows - b0 < kBatch ? rows - b0 : kBatch;
+    if constexpr (Op::kBatched) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        T t[kBatch];
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) t[u] = to_acc<T>(reinterpret_cast<const In*>(&v[u])[k]);
+        acc[k] = Op::combine(acc[k], Op::lane(t, cnt, r0 + b0, prm));
+      }
+    } else {
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        if (u < cnt) {
+          const In* e = reinterpret_cast<const In*>(&v[u]);
+#pragma unroll
+          for (int k = 0; k < V; ++k) acc[k] = Op::enter(acc[k], to_acc<T>(e[k]), r0 + b0 + u, prm);
+        }
+      }
+    }
+  }
+}
+
+// B batches of an R x C matrix (row stride C), reduced over R. Block = TX x TY threads: TX
+// threads across C (V columns each, 16 bytes), TY threads down R, each reducing LPT consecutive
+// lanes of G rows (lane results combined pairwise in registers: an aligned subtree). The block
+// then combines its TY threads pairwise in shared memory, KC columns at a time. Grid: tiles_x
+// column tiles x tiles_y lane tiles x B. Writes out[b*C + c] (tiles_y == 1) or
+// partials[(b*C + c) * tiles_y + tile_y].
+template <class In, class Op, class Out0, class Out1>
+__global__ void __launch_bounds__(kThreads, 2)
+    columns_kernel(const In* __restrict__ x, int64_t R, int64_t C, int TX, int TY, int LPT, int64_t tiles_x,
+                   int64_t tiles_y, Outs<Out0, Out1> out, typename Op::Acc* __restrict__ partials, red::Params prm) {
+  using Acc = typename Op::Acc;
+  constexpr int G = 64 / sizeof(In), V = 16 / sizeof(In);
+  // Columns exchanged per shared-memory round: at most 32 KB of accumulators.
+  constexpr int KC = V < static_cast<int>(128 / sizeof(Acc)) ? V : static_cast<int>(128 / sizeof(Acc) > 0 ? 128 / sizeof(Acc) : 1);
+  __shared__ Acc smem[kThreads * KC];
+  grid_dependency_wait();
+  // The block index keeps its int64 divisions here: their 32-bit form changed ptxas's schedule of
+  // the kernel below into 776 bytes of spills (3.4x slower columns, H200; the division is once per
+  // thread next to up to 16 x LPT row loads).
+  const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
+  int64_t bid = blockIdx.x;
+  const int64_t tile_x = bid % tiles_x;
+  bid /= tiles_x;
+  const int64_t tile_y = bid % tiles_y;
+  const int64_t b = bid / tiles_y;
+  const int64_t c0 = (tile_x * TX + tx) * V;
+  const int64_t lane0 = (tile_y * TY + ty) * LPT;
+  int cols = c0 < C ? static_cast<int>(C - c0 < V ? C - c0 : V) : 0;
+  if constexpr (RK_FAULT_IS(DimsColumnTail)) cols = cols < V ? 0 : cols;  // planted: the last C % V columns read nothing
+  const In* base = x + b * R * C + c0;
+  const bool vec = aligned16(base) && (C * sizeof(In)) % 16 == 0;
+  // Binary-counter stack of pending left subtrees (level k holds 2^k lanes): lane j merges with
+  // the pending subtree at every level where j has a 1 bit. The stack lives in local memory; it
+  // is touched twice per lane of G rows, next to G loads.
+  Acc st[4][V];
+  Acc acc[V];
+#pragma unroll 1
+  for (int j = 0; j < LPT; ++j) {
+    const int64_t r0 = (lane0 + j) * G;
+    const int rows = r0 < R ? static_cast<int>(R - r0 < G ? R - r0 : G) : 0;
+    column_lane<In, Op, kColumnBatch>(acc, base + r0 * C, C, cols > 0 ? rows : 0, cols, vec, r0, prm);
+    int k = 0;
+    for (; (j >> k) & 1; ++k) {
+#pragma unroll
+      for (int q = 0; q < V; ++q) acc[q] = Op::combine(st[k][q], acc[q]);
+    }
+#pragma unroll
+    for (int q = 0; q < V; ++q) st[k][q] = acc[q];
+  }
+  // The thread's subtree of LPT lanes is at level log2(LPT): the last lane's merge left it in acc.
+  allow_dependent_launch();
+  // Pairwise over the block's TY threads, per column (readers read slots = s mod 2s, writers 0 mod 2s).
+  if (TY > 1) {
+#pragma unroll
+    for (int k0 = 0; k0 < V; k0 += KC) {
+      Acc* mine = smem + (ty * TX + tx) * KC;
+#pragma unroll
+      for (int k = 0; k < KC; ++k)
+        if (k0 + k < V) mine[k] = acc[k0 + k];
+      for (int s = 1; s < TY; s <<= 1) {
+        __syncthreads();
+        if ((ty & (2 * s - 1)) == 0 && ty + s < TY) {
+          const Acc* other = smem + ((ty + s) * TX + tx) * KC;
+#pragma unroll
+          for (int k = 0; k < KC; ++k)
+            if (k0 + k < V) mine[k] = acc[k0 + k] = Op::combine(acc[k0 + k], other[k]);
+        }
+      }
+      if (k0 + KC < V) __syncthreads();  // the next round reuses smem
+    }
+  }
+  if (ty == 0 && c0 < C) {
+    const int n = static_cast<int>(C - c0 < V ? C - c0 : V);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      if (k < n) {
+        if (tiles_y == 1) {
+          store<Op>(out, b * C + c0 + k, acc[k], prm);
+        } else {
+          partials[(b * C + c0 + k) * tiles_y + tile_y] = acc[k];
+        }
+      }
+    }
+  }
+}
+
+// Combines P partials per output (layout [nout][P]; partial j covers an aligned power-of-two group
+// of lanes, the same size for every j) by the pairwise tree: W threads per output (several
+// outputs per block when P is small), thread t takes the aligned chunk [t*g, t*g+g).
+// With `raw` non-null the combined accumulators are written there unprojected: a first pass over
+// aligned groups of a very long partials row (a full reduction's), each group a subtree.
+template <class Op, class Out0, class Out1>
+__global__ void __launch_bounds__(kThreads)
+    pairwise_finish_kernel(const typename Op::Acc* __restrict__ partials, int64_t nout, int64_t P, int W, int64_t g,
+                           Outs<Out0, Out1> out, red::Params prm, typename Op::Acc* __restrict__ raw, int64_t total) {
+  using Acc = typename Op::Acc;
+  __shared__ Acc smem[kTreeSlots<Op>];
+  grid_dependency_wait();
+  const int tid = threadIdx.x;
+  const int lw = log2_pow2(W);
+  const int64_t o = static_cast<int64_t>(blockIdx.x) * (kThreads >> lw) + (tid >> lw);
+  const int t = tid & (W - 1);
+  // First pass (raw): output o is the group [o*P, o*P + P) of one row of `total` partials.
+  int64_t P_used = raw ? std::min<int64_t>(P, total - o * P) : P;
+  if constexpr (RK_FAULT_IS(DimsFinishDropLast)) {
+    if (!raw) P_used = P - 1;  // planted: the last partial is lost
+  }
+  Acc v = Op::identity();
+  if (o < nout) v = pairwise_chunk<Op>(partials + o * P, t * g, g, P_used);
+  v = block_tree<Op>(v, W, smem);
+  if (t == 0 && o < nout) {
+    if (raw) {
+      raw[o] = v;
+    } else {
+      store<Op>(out, o, v, prm);
+    }
+  }
+}
+
+struct Shape {
+  int W = 1;          // rows: threads per row; finish: threads per output
+  int64_t nseg = 1;   // rows: segments per row (blocks per row when > 1)
+  int TX = 1, TY = 1;  // columns block
+  int LPT = 1;         // rows and columns: lanes per thread
+  int64_t tiles_x = 1, tiles_y = 1;
+  int64_t blocks = 1;
+  int64_t partials = 0;  // partials per output (0: written directly)
+};
+
+// rows_lpt: the most lanes per thread of the rows kernel (0: sum's shape, one lane per thread;
+// operators pass the tuning table's ops_rows_lanes_per_thread, or 1).
+Shape rows_shape(int64_t K, int64_t L, int elem, int rows_lpt, int num_sms);
+Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, int num_sms);
+Shape finish_shape(int64_t nout, int64_t P, int64_t* g);
+
+inline Shape step_shape(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, int num_sms, int rows_lpt) {
+  return kind == StepKind::Rows ? rows_shape(outer, extent, elem, rows_lpt, num_sms) : columns_shape(outer, extent, inner, elem, num_sms);
+}
+
+// One step: the step's kernel, then (split rows or columns) the pairwise finish. `partials`
+// holds nout * s.partials accumulators when s.partials > 0.
+template <class In, class Op, class Out0, class Out1>
+cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner, const In* x, Outs<Out0, Out1> out,
+                     void* workspace, const red::Params& prm, cudaStream_t stream, int cc, int num_sms, bool pdl_first,
+                     int rows_lpt = 0, unsigned int* counter = nullptr) {
+  using Acc = typename Op::Acc;
+  const Shape s = step_shape(kind, outer, extent, inner, static_cast<int>(sizeof(In)), num_sms, rows_lpt);
+  const int64_t nout = kind == StepKind::Rows ? outer : outer * inner;
+  Acc* partials = s.partials ? static_cast<Acc*>(workspace) : nullptr;
+  if (s.partials && !partials) return cudaErrorInvalidValue;
+  if (s.blocks > INT32_MAX) return cudaErrorInvalidConfiguration;
+  const dim3 grid(static_cast<unsigned>(s.blocks)), block(kThreads);
+  const bool pdl = pdl_first && cc >= 90;
+  cudaError_t e;
+  FusedFinish fused;
+  if (kind == StepKind::Rows) {
+    // One split row with few partials (counter: the stream's) finishes in the rows kernel's last block.
+    if (counter && outer == 1 && s.LPT == 1 && s.partials > 0 && s.partials <= kSplitFinishPartials) {
+      int64_t g = 1;
+      const Shape f = finish_shape(1, s.partials, &g);
+      fused = FusedFinish{counter, f.W, g};
+    }
+    auto go = [&](auto kernel) {
+      return launch_maybe_pdl(kernel, grid, block, stream, pdl, x, outer, extent, s.W, s.LPT, s.nseg, out, partials, prm, fused);
+    };
+    if constexpr (IsPlainSum<Op>::value) {  // sum's shape is one lane per thread
+      e = go(rows_kernel<In, Op, Out0, Out1, 1>);
+    } else if (fused.counter && s.LPT == 1) {
+      e = go(rows_kernel<In, Op, Out0, Out1, 1, true>);
+    } else if constexpr (Op::kBatched) {  // 2 or 4 lanes with their loads up front, else the stack
+      e = s.LPT == 1   ? go(rows_kernel<In, Op, Out0, Out1, 1>)
+          : s.LPT == 2 ? go(rows_kernel<In, Op, Out0, Out1, 2>)
+          : s.LPT == 4 ? go(rows_kernel<In, Op, Out0, Out1, 4>)
+                       : go(rows_kernel<In, Op, Out0, Out1, 0>);
+    } else {
+      e = s.LPT == 1 ? go(rows_kernel<In, Op, Out0, Out1, 1>) : go(rows_kernel<In, Op, Out0, Out1, 0>);
+    }
+  } else {
+    e = launch_maybe_pdl(columns_kernel<In, Op, Out0, Out1>, grid, block, stream, pdl, x, extent, inner, s.TX, s.TY, s.LPT,
+                         s.tiles_x, s.tiles_y, out, partials, prm);
+  }
+  if (e != cudaSuccess || !s.partials) return e;
+  if (fused.counter) return e;  // finished in the rows kernel
+  int64_t P = s.partials;
+  const Acc* src = partials;
+  if (nout == 1 && P > kSplitFinishPartials) {
+    // One very long partials row (a full reduction: 2^14 partials for 2^26 float32 values): one
+    // block would walk it alone, so a first pass combines aligned groups of kThreads partials
+    // (subtrees of the same perfect tree: the bits do not change) over many blocks, into the
+    // workspace after the partials.
+    Acc* groups = partials + s.partials;
+    const int64_t G = (P + kThreads - 1) / kThreads;
+    e = launch_maybe_pdl(pairwise_finish_kernel<Op, Out0, Out1>, dim3(static_cast<unsigned>(G)), block, stream, cc >= 90,
+                         static_cast<const Acc*>(partials), G, int64_t{kThreads}, kThreads, int64_t{1}, out, prm, groups, P);
+    if (e != cudaSuccess) return e;
+    src = groups;
+    P = G;
+  }
+  int64_t g = 1;
+  const Shape f = finish_shape(nout, P, &g);
+  if (f.blocks > INT32_MAX) return cudaErrorInvalidConfiguration;
+  // The finish always follows our own kernel: programmatic dependent launch hides its launch.
+  return launch_maybe_pdl(pairwise_finish_kernel<Op, Out0, Out1>, dim3(static_cast<unsigned>(f.blocks)), block, stream,
+                          cc >= 90, src, nout, P, f.W, g, out, prm, static_cast<Acc*>(nullptr), P);
+}
+
+// Bytes of the partials of one step (0 when the step writes its outputs directly).
+template <class Acc>
+size_t step_workspace(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, int num_sms, int rows_lpt = 0) {
+  const Shape s = step_shape(kind, outer, extent, inner, elem, num_sms, rows_lpt);
+  if (!s.partials) return 0;
+  const int64_t nout = kind == StepKind::Rows ? outer : outer * inner;
+  const int64_t groups = nout == 1 && s.partials > kSplitFinishPartials ? (s.partials + kThreads - 1) / kThreads : 0;
+  return align256(static_cast<size_t>(nout * s.partials + groups) * sizeof(Acc));
+}
+
+
+}  // namespace eng
+}  // namespace rk

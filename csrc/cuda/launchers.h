@@ -1,0 +1,154 @@
+// Launchers of the reduction kernels: the only interface between the torch-facing op and the
+// torch-free CUDA code in csrc/cuda/**/*.cu. Host-only header (no CUDA device code, no torch).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/exact.h"
+#include "engine/plan.h"
+#include "engine/op_desc.h"
+#include "core/methods.h"
+
+namespace rk {
+
+// One reduction of a contiguous run of `n` elements of `dtype` at `in` (any element-aligned
+// address: views at odd offsets are fine).
+struct ReduceArgs {
+  const void* in = nullptr;
+  int64_t n = 0;            // > 0; empty inputs are handled by the caller without a launch
+  DType dtype = DType::Float32;
+  GalleryOp op = GalleryOp::Sum;  // the operator (methods that serve it: core/methods.h)
+  void* out = nullptr;      // device pointer to one element, of out_dtype(method, dtype)
+  void* workspace = nullptr;  // device memory of workspace_bytes(...) bytes, 256-byte aligned
+  void* host_workspace = nullptr;  // pinned host memory of host_workspace_bytes(...) (host_final)
+  cudaStream_t stream = nullptr;
+  int device = 0;
+  int num_sms = 1;
+  int cc = 0;               // compute capability, major*10+minor
+  bool pdl = true;          // single_pass: programmatic dependent launch where cc >= 90
+  int slot = -1;            // single_pass: per-stream counter/partials slot, set by workspace_bytes
+  // single_pass tuning; 0 picks the tuning-table value. Used by auto and the tuning harness.
+  int block = 0, unroll = 0, grid = 0;
+};
+
+// The accumulator type of the gallery methods: int64 for bool and integers, float32 for 16-bit
+// floats, the input type for float32 and float64.
+DType acc_dtype(DType in);
+// The dtype `ReduceArgs::out` points to for this method: the result dtype of torch.sum for
+// single_pass (and auto), the accumulator dtype for every other method.
+DType out_dtype(Method m, DType in);
+// For single_pass this also claims the stream's counter slot (recorded in a.slot): call it
+// before launch(), with the stream the launch will use.
+size_t workspace_bytes(Method m, ReduceArgs& a);
+size_t host_workspace_bytes(Method m, const ReduceArgs& a);
+// Enqueues the reduction on a.stream. Never synchronizes, except for Method::HostFinal.
+// Method::Auto must be resolved by the caller (see tuning/tuning.h) before calling.
+cudaError_t launch(Method m, const ReduceArgs& a);
+
+// single_pass configurations compiled in, as (block, unroll) pairs; others are an error.
+bool single_pass_config_supported(int block, int unroll);
+int single_pass_config_count();
+void single_pass_config(int i, int* block, int* unroll);
+
+// Test hooks of single_pass's per-stream counter slots: the number of slots counter_slot hands
+// out per device (limit < 0 only queries; returns the previous limit), and how many are taken.
+int single_pass_set_slot_limit(int limit);
+int single_pass_slots_used(int device);
+
+// The read-bandwidth probe (read_probe.cu): reads nvec 16-byte vectors at the 16-byte aligned v;
+// `sink` (one zeroed device word) keeps the loads live. unroll in {4, 8, 16}.
+cudaError_t read_probe_launch(const void* v, int64_t nvec, unsigned long long* sink, int block, int unroll, int waves,
+                              int num_sms, cudaStream_t stream);
+
+// One step of the dims engine's plan (engine/plan.h) over a dense operand at `in`:
+//   rows:    `outer` rows of `extent` contiguous values -> out[outer]
+//   columns: `outer` batches of an extent x inner matrix reduced over extent -> out[outer][inner]
+// Values are read as in_dtype, summed in acc_dtype in the plan's fixed order, written as
+// out_dtype (a later step's input when the plan has several).
+struct DimsStep {
+  StepKind kind = StepKind::Rows;
+  int64_t outer = 1, extent = 1, inner = 1;
+  const void* in = nullptr;
+  DType in_dtype = DType::Float32, acc_dtype = DType::Float64, out_dtype = DType::Float32;
+  void* out = nullptr;
+  void* workspace = nullptr;  // dims_step_workspace(...) bytes: the block partials of split rows/columns
+  cudaStream_t stream = nullptr;
+  int cc = 0;
+  int num_sms = 0;
+  bool pdl = false;  // programmatic dependent launch of the step's first kernel (its second always)
+};
+// Whether the dims kernels are compiled for this (input, accumulator, output) triple.
+bool dims_types_supported(DType in, DType acc, DType out);
+size_t dims_step_workspace(const DimsStep& a);
+// Tuning harness: force the columns kernel's row-segment threads (tx0: 1..32, a power of two) and
+// lanes per thread (lpt: 1, 2, 4 or 8); 0 restores the built-in rule. Not thread-safe; tests and
+// benchmarks/tune_dims.py only.
+void dims_set_columns_config(int tx0, int lpt, int* old_tx0, int* old_lpt);
+// Tuning hook: force the operators' rows kernel lanes per thread (0 restores the rule); returns the previous value.
+int ops_set_rows_lanes(int lpt);
+cudaError_t dims_step_launch(const DimsStep& a);
+
+// Every reduction but sum as one step of the engine (cuda/engine/reduce.cuh); engine/op_desc.h says
+// what a step computes and writes.
+struct OpStep : OpDesc {
+  void* workspace = nullptr;  // op_step_workspace(...) bytes
+  unsigned int* counter = nullptr;  // a single row: the stream's counter (stream_counter), for a one-launch finish
+  cudaStream_t stream = nullptr;
+  int cc = 0, num_sms = 0;
+  bool pdl = false;
+};
+size_t op_step_workspace(const OpStep& a);
+cudaError_t op_step_launch(const OpStep& a);
+// One family of operators per .cu file (compiled in parallel); op_step_launch routes to them. With
+// `ws` non-null they only write the step's workspace bytes there.
+cudaError_t ops_moments(const OpStep& a, size_t* ws);
+cudaError_t ops_norms(const OpStep& a, size_t* ws);
+cudaError_t ops_extrema(const OpStep& a, size_t* ws);
+cudaError_t ops_logic(const OpStep& a, size_t* ws);
+
+// method="exact" (exact.cu): correctly rounded sums of `rows` contiguous rows of `len` values of
+// a float dtype, each written as one value of out_fmt, or (words) as exact::kExactWords int64.
+struct ExactArgs {
+  const void* in = nullptr;
+  int64_t rows = 1, len = 0;
+  DType dtype = DType::Float32;
+  void* out = nullptr;
+  exact::OutFmt out_fmt = exact::OutFmt::Single;
+  bool words = false;
+  void* workspace = nullptr;    // exact_workspace(...) bytes
+  unsigned int* counter = nullptr;  // rows == 1: the stream's counter (stream_counter); else a memset one
+  cudaStream_t stream = nullptr;
+  int num_sms = 1, cc = 0;
+  bool pdl = true;
+};
+size_t exact_workspace(const ExactArgs& a);
+cudaError_t exact_launch(const ExactArgs& a);
+// Rounds `rows` rows of shard words into out_fmt values.
+cudaError_t exact_round_launch(const int64_t* words, int64_t rows, void* out, exact::OutFmt o, cudaStream_t stream);
+// Test hook: force (block, unroll) (a compiled pair, or 0, 0 for the rule) and blocks per row
+// (0 for the rule). Not thread-safe; tests only.
+bool exact_config_supported(int block, int unroll);
+void exact_set_config(int block, int unroll, int bpr);
+// The per-stream counter that single_pass's last-block finish uses (zero between kernels; a
+// kernel that takes it resets it when done), or nullptr when every slot is taken.
+unsigned int* stream_counter(int device, cudaStream_t s);
+
+// Per-family entry points (one .cu file each; launch() routes to them).
+size_t atomics_workspace(Method m, const ReduceArgs& a);
+cudaError_t atomics_launch(Method m, const ReduceArgs& a);
+size_t trees_workspace(Method m, const ReduceArgs& a);
+cudaError_t trees_launch(Method m, const ReduceArgs& a);
+size_t warp_workspace(Method m, const ReduceArgs& a);
+cudaError_t warp_launch(Method m, const ReduceArgs& a);
+size_t grid_stride_workspace(Method m, const ReduceArgs& a);
+size_t grid_stride_host_workspace(Method m, const ReduceArgs& a);
+cudaError_t grid_stride_launch(Method m, const ReduceArgs& a);
+size_t cub_workspace(Method m, const ReduceArgs& a);
+cudaError_t cub_launch(Method m, const ReduceArgs& a);
+size_t single_pass_workspace(ReduceArgs& a);
+cudaError_t single_pass_launch(const ReduceArgs& a);
+
+}  // namespace rk

@@ -1,0 +1,86 @@
+// Torch-facing helpers shared by the CPU and CUDA implementations of reducekit::sum.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/exact.h"
+#include "engine/op_desc.h"
+#include "engine/plan.h"
+#include "core/methods.h"
+
+namespace rk {
+
+// The supported input dtype, or a TypeError naming the dtype and what is supported.
+DType to_rk_dtype(const at::Tensor& self);
+DType to_rk_dtype(at::ScalarType t);
+// bool, the integers and the four float dtypes: the real dtypes the kernels read.
+bool is_real_supported(at::ScalarType t);
+at::ScalarType to_scalar_type(DType d);
+// torch.sum's result dtype: int64 for bool and integers, the input dtype for floats.
+at::ScalarType result_dtype(at::ScalarType in);
+// The method with this name, or a ValueError listing the valid names.
+Method parse_method(c10::string_view name);
+// ValueError/NotImplementedError if the method cannot run on this device.
+// fn: the public function's name for the message ("reducekit.sum", "reducekit.amax", ...).
+void check_device(Method m, const at::Tensor& self, const char* fn = "reducekit.sum");
+
+// What a device contributes to reducekit::sum (torch/sum.cpp holds everything device-independent).
+struct Backend {
+  // Whole-tensor reduction (dim=None) of a dense real input with `method`: a 0-dim tensor of
+  // result_dtype(x).
+  at::Tensor (*full)(const at::Tensor& x, Method m);
+  // One plan step; `like` is the input tensor (its device, for guards and streams).
+  void (*step)(const at::Tensor& like, const Step& s, const void* in, DType in_dt, DType acc_dt, void* out, DType out_dt);
+  bool (*types_supported)(DType in, DType acc, DType out);
+  // method="exact" over the rows of a contiguous (rows, len) float tensor: `out` holds rows values
+  // (its dtype, a float) or, with words, rows x exact::kExactWords int64.
+  void (*exact_rows)(const at::Tensor& x2d, at::Tensor& out, bool words);
+  // Rounds rows of shard words (contiguous (rows, kExactWords) int64) into out's float dtype.
+  void (*exact_round)(const at::Tensor& words2d, at::Tensor& out);
+  // One step of a reduction operator (engine/op_desc.h); `like` gives the device.
+  void (*op_step)(const at::Tensor& like, const OpDesc& d);
+  // A gallery method's whole-tensor prod, amax, amin, all or any (CUDA methods only): a 0-dim
+  // tensor of torch.sum's result dtype for x.
+  at::Tensor (*full_op)(const at::Tensor& x, Method m, GalleryOp op);
+};
+
+// reducekit::sum with torch.sum's signature and semantics, on a backend.
+at::Tensor sum_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype,
+                    c10::string_view method, const Backend& be);
+
+// reducekit.exact_partial: the exact intermediate (shard words) of a float tensor over dims.
+at::Tensor exact_partial_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, const Backend& be);
+// reducekit.exact_round: shard words (..., kExactWords) rounded to a float dtype.
+at::Tensor exact_round_impl(const at::Tensor& words, at::ScalarType dtype, const Backend& be);
+// A gallery strategy's whole-tensor prod, amax, amin, all or any (torch/reduce.cpp).
+at::Tensor reduce_gallery(const at::Tensor& self, red::OpKind op, at::OptionalIntArrayRef dim, bool keepdim,
+                          std::optional<at::ScalarType> dtype, Method m, const Backend& be);
+
+// Every other torch reduction (torch/reduce.cpp): the outputs of reducekit::reduce.
+std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op, at::OptionalIntArrayRef dim, bool keepdim,
+                                    std::optional<at::ScalarType> dtype, double ord, double correction, c10::string_view method,
+                                    const Backend& be);
+
+// The final rounding's format for a float dtype.
+exact::OutFmt out_fmt(at::ScalarType t);
+
+// Which of nd dims `dims` reduces ([] = all), with torch's range and repeated-dim errors.
+std::vector<bool> reduced_dims(at::IntArrayRef dims, int64_t nd);
+
+// "(0, 2)": a dim list as torch prints it.
+std::string dims_str(at::IntArrayRef dims);
+// Strides of a result of out_sizes that is dense in the memory order of x's kept dims.
+std::vector<int64_t> result_strides(const at::Tensor& x, const std::vector<bool>& reduced, bool keepdim,
+                                    const std::vector<int64_t>& out_sizes);
+// x with its reduced dims moved last and flattened: a contiguous (rows, len) tensor.
+at::Tensor as_rows(const at::Tensor& x, const std::vector<bool>& reduced);
+// The result's sizes: kept dims, and reduced ones as 1 with keepdim.
+std::vector<int64_t> reduced_shape(at::IntArrayRef sizes, const std::vector<bool>& reduced, bool keepdim);
+
+// The dims plan of a tensor (sizes, strides) reduced over `reduced` dims.
+Plan plan_for(at::IntArrayRef sizes, at::IntArrayRef strides, const std::vector<bool>& reduced);
+
+}  // namespace rk

@@ -1,0 +1,401 @@
+// reducekit::reduce's device-independent half: every torch reduction but sum (mean, prod, amax,
+// amin, aminmax, nansum, nanmean, all, any, count_nonzero, var, std, var_mean, std_mean,
+// vector_norm, logsumexp, argmax, argmin) with torch's rules (result dtypes, integer promotion,
+// dtype=, empty inputs and their errors, complex inputs), mapped onto one engine step of the
+// op's operator (engine/op_desc.h) on a backend. The whole-tensor gallery strategies serve prod,
+// amax, amin, all and any too (method=...).
+#include <torch/extension.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "torch/frontend.h"
+
+namespace rk {
+namespace {
+
+using red::OpKind;
+
+using red::op_name;
+using red::op_traits;
+
+OpKind parse_op(c10::string_view name) {
+  const OpKind op = red::op_from_name(std::string_view(name.data(), name.size()));
+  if (op != OpKind::Count) return op;
+  std::string all;
+  for (const auto& t : red::kOps) all += std::string(all.empty() ? "" : ", ") + t.name;
+  TORCH_CHECK_VALUE(false, "reducekit.reduce: unknown op '", std::string(name.data(), name.size()), "'. Ops: ", all, ".");
+}
+
+bool two_outputs(OpKind op) { return op_traits(op).outputs == 2; }
+// Ops without an identity: an empty reduction raises, as torch's do.
+bool needs_values(OpKind op) { return op_traits(op).empty == red::Empty::Error; }
+bool takes_dtype(OpKind op) { return op_traits(op).takes_dtype; }
+
+red::NormOrd norm_ord(double ord) {
+  if (ord == 0) return red::NormOrd::Zero;
+  if (ord == 1) return red::NormOrd::One;
+  if (ord == 2) return red::NormOrd::Two;
+  if (ord == std::numeric_limits<double>::infinity()) return red::NormOrd::Inf;
+  if (ord == -std::numeric_limits<double>::infinity()) return red::NormOrd::NegInf;
+  return red::NormOrd::P;
+}
+
+std::string ord_str(double ord) {
+  if (std::isinf(ord)) return ord > 0 ? "inf" : "-inf";
+  std::string s = std::to_string(ord);
+  s.erase(s.find_last_not_of('0') + 1);
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  return s;
+}
+
+// What an empty reduction (no values per output) gives, for the ops that have an identity.
+double empty_value(OpKind op) {
+  switch (op_traits(op).empty) {
+    case red::Empty::Zero: return 0;
+    case red::Empty::One: return 1;
+    case red::Empty::NegInf: return -std::numeric_limits<double>::infinity();
+    case red::Empty::NaN: return std::numeric_limits<double>::quiet_NaN();
+    case red::Empty::Error: break;  // raised before an empty result is made
+  }
+  TORCH_CHECK(false, "reducekit.", op_name(op), ": internal error: an empty reduction of an op without an identity");
+}
+
+struct Plan1 {
+  at::Tensor x;  // the operand the step reads (x itself, or a contiguous copy)
+  StepKind kind = StepKind::Rows;
+  int64_t outer = 1, extent = 1, inner = 1;
+  bool memory_order = false;  // outputs are dense in the memory order of x's kept dims (else logical)
+};
+
+// One engine step for x reduced over `reduced`: in place when the reduced dims merge into one
+// extent in memory order (rows or columns), else a (rows, len) copy with the reduced dims last.
+Plan1 one_step(const at::Tensor& self, const std::vector<bool>& reduced) {
+  Plan1 s;
+  at::Tensor x = self.is_non_overlapping_and_dense() ? self : self.contiguous();
+  const Plan p = plan_for(x.sizes(), x.strides(), reduced);
+  if (p.nsteps == 1) {
+    s.x = x;
+    s.kind = p.steps[0].kind;
+    s.outer = p.steps[0].outer;
+    s.extent = p.steps[0].extent;
+    s.inner = p.steps[0].inner;
+    s.memory_order = true;
+    return s;
+  }
+  s.x = as_rows(x, reduced);
+  s.outer = s.x.size(0);
+  s.extent = s.x.size(1);
+  return s;
+}
+
+// The ops' result dtype (before dtype= for those that take it).
+at::ScalarType natural_result(OpKind op, at::ScalarType in) {
+  const bool integral = at::isIntegralType(in, /*includeBool=*/true);
+  switch (op_traits(op).result) {
+    case red::Result::Input: return in;  // var_mean/std_mean: the var part real, below
+    case red::Result::LongIfIntegral: return integral ? at::kLong : in;
+    case red::Result::Truth: return in == at::kByte ? at::kByte : at::kBool;
+    case red::Result::Long: return at::kLong;
+    case red::Result::DefaultIfIntegral: return integral ? c10::typeMetaToScalarType(at::get_default_dtype()) : in;
+    case red::Result::RealValue: return c10::toRealValueType(in);
+  }
+  TORCH_CHECK(false, "reducekit: internal error: bad result rule");
+}
+
+void check_input(OpKind op, const at::Tensor& self, std::optional<at::ScalarType> dtype) {
+  const at::ScalarType t = self.scalar_type();
+  const auto name = [op] { return std::string("reducekit.") + op_name(op); };  // built only for a message
+  TORCH_CHECK_TYPE(self.layout() == at::kStrided, name(), ": input layout ", self.layout(),
+                   " is not supported; only strided (dense) tensors are. Convert with input.to_dense().");
+  TORCH_CHECK_TYPE(is_real_supported(t) || at::isComplexType(t), name(), ": input dtype ", t,
+                   " is not supported; it takes bool, integer, float and complex tensors.");
+  const bool floating = at::isFloatingType(t) || at::isComplexType(t);
+  if (dtype.has_value()) {
+    TORCH_CHECK_VALUE(takes_dtype(op), name(), " takes no dtype= argument (torch's ", op_name(op), " has none).");
+    TORCH_CHECK_TYPE(is_real_supported(*dtype) || at::isComplexType(*dtype), name(), ": dtype=", *dtype, " is not supported.");
+  }
+  switch (op) {
+    case OpKind::Mean: case OpKind::NanMean:
+      TORCH_CHECK(floating || (dtype.has_value() && (at::isFloatingType(*dtype) || at::isComplexType(*dtype))), name(),
+                  "(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: ",
+                  c10::toString(t), ". Pass dtype=torch.float32 (or another float dtype) to average integers.");
+      break;
+    case OpKind::Var: case OpKind::Std: case OpKind::VarMean: case OpKind::StdMean:
+      TORCH_CHECK(floating, name(), ": std and var only support floating point and complex dtypes, got ", c10::toString(t),
+                  ". Convert first, for example input.float().");
+      break;
+    case OpKind::Norm:
+      TORCH_CHECK(floating, "reducekit.linalg.vector_norm: Expected a floating point or complex tensor as input. Got ",
+                  c10::toString(t), ". Convert first, for example input.float().");
+      break;
+    case OpKind::Amax: case OpKind::Amin: case OpKind::AMinMax: case OpKind::ArgMax: case OpKind::ArgMin:
+      TORCH_CHECK_TYPE(!at::isComplexType(t), name(), ": complex input is not supported (complex numbers are not ordered), got ",
+                       c10::toString(t), ". Reduce input.abs() or input.real instead.");
+      break;
+    default: break;
+  }
+}
+
+// The engine step of `op` over x (real, engine dtype): outputs of dtypes `dts`, allocated here
+// once in their final layout.
+std::vector<at::Tensor> run_op(OpKind op, const at::Tensor& x, const std::vector<bool>& reduced, const red::Params& prm,
+                               red::NormOrd ord, bool wide, const c10::SmallVector<at::ScalarType, 2>& dts,
+                               const std::vector<int64_t>& out_sizes, bool keepdim, const Backend& be) {
+  const Plan1 s = one_step(x, reduced);
+  OpDesc d;
+  d.op = op;
+  d.ord = ord;
+  d.kind = s.kind;
+  d.outer = s.outer;
+  d.extent = s.extent;
+  d.inner = s.inner;
+  d.in = s.x.const_data_ptr();
+  d.in_dtype = to_rk_dtype(s.x.scalar_type());
+  d.wide = wide;
+  d.params = prm;
+  std::vector<at::Tensor> outs;
+  outs.reserve(dts.size());
+  for (const auto dt : dts) {
+    outs.push_back(s.memory_order ? at::empty_strided(out_sizes, result_strides(s.x, reduced, keepdim, out_sizes), x.options().dtype(dt))
+                                  : at::empty(out_sizes, x.options().dtype(dt)));
+  }
+  d.out0 = outs[0].mutable_data_ptr();
+  if (outs.size() > 1) d.out1 = outs[1].mutable_data_ptr();
+  be.op_step(s.x, d);
+  for (auto& o : outs)
+    if (!o.is_contiguous()) o = o.contiguous();
+  return outs;
+}
+
+// The gallery's name for an op it may serve, or nullptr.
+const char* gallery_name(OpKind op, GalleryOp* g) {
+  *g = op_traits(op).gallery;
+  return *g == GalleryOp::None ? nullptr : kGalleryOpNames[static_cast<int>(*g)];
+}
+
+}  // namespace
+
+at::Tensor reduce_gallery(const at::Tensor& self, OpKind op, at::OptionalIntArrayRef dim, bool keepdim,
+                          std::optional<at::ScalarType> dtype, Method m, const Backend& be) {
+  const std::string name = std::string("reducekit.") + op_name(op);
+  GalleryOp g = GalleryOp::Sum;
+  const char* gname = gallery_name(op, &g);
+  const bool integral = at::isIntegralType(self.scalar_type(), /*includeBool=*/true);
+  if (!gname || !method_serves(m, gname, integral)) {
+    std::string can;
+    for (const auto& i : kMethods)
+      if (i.id != Method::Auto && gname && method_serves(i.id, gname, integral)) can += std::string(can.empty() ? "" : ", ") + i.name;
+    TORCH_CHECK_VALUE(false, name, ": method '", method_info(m).name, "' does not serve ", op_name(op),
+                      integral ? "" : " of floating-point input", ". ",
+                      can.empty() ? std::string("Only method='auto' does.")
+                                  : "Methods that do: " + can + " (and 'auto', which also reduces over dims).");
+  }
+  TORCH_CHECK_TYPE(!self.is_complex(), name, ": method '", method_info(m).name, "' takes real dtypes only; complex input reduces with method='auto'.");
+  const int64_t nd = self.dim();
+  const std::vector<bool> reduced = dim.has_value() ? reduced_dims(*dim, nd) : std::vector<bool>(nd, true);
+  TORCH_CHECK_VALUE(std::all_of(reduced.begin(), reduced.end(), [](bool b) { return b; }), name, ": method '", method_info(m).name,
+                    "' reduces the whole tensor only, but dim=", dims_str(*dim), " keeps some dims. method='auto' reduces over any dims.");
+  at::Tensor x = self.is_neg() ? self.resolve_neg() : self;
+  if (dtype.has_value() && *dtype != x.scalar_type()) x = x.to(*dtype);
+  // Empty inputs have no launch to make: auto gives the identity (or torch's error).
+  if (x.numel() == 0) return reduce_impl(x, op_name(op), dim, keepdim, std::nullopt, 2.0, 1.0, "auto", be)[0];
+  const at::ScalarType res = natural_result(op, x.scalar_type());
+  at::Tensor r = be.full_op(x, m, g);
+  if (op == OpKind::All || op == OpKind::Any) r = r.ne(0);
+  return r.to(res).reshape(reduced_shape(self.sizes(), reduced, keepdim));
+}
+
+std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_name_, at::OptionalIntArrayRef dim, bool keepdim,
+                                    std::optional<at::ScalarType> dtype, double ord_value, double correction, c10::string_view method,
+                                    const Backend& be) {
+  const OpKind op = parse_op(op_name_);
+  const std::string name = std::string("reducekit.") + op_traits(op).public_name;
+  const Method m = parse_method(method);
+  check_input(op, self, dtype);
+  check_device(m, self, name.c_str());
+  if (m != Method::Auto) return {reduce_gallery(self, op, dim, keepdim, dtype, m, be)};
+  const int64_t nd = self.dim();
+  TORCH_CHECK_VALUE(nd <= kMaxDims, name + ": input has " + std::to_string(nd) + " dims; at most " + std::to_string(kMaxDims) +
+                                        " are supported.");
+  // argmax/argmin without a dim reduce the flattened input (its logical order).
+  const bool flat_arg = (op == OpKind::ArgMax || op == OpKind::ArgMin) && !dim.has_value();
+  const std::vector<bool> reduced = dim.has_value() ? reduced_dims(*dim, nd) : std::vector<bool>(nd, true);
+  const std::vector<int64_t> out_sizes = flat_arg ? (keepdim ? std::vector<int64_t>(nd, 1) : std::vector<int64_t>{})
+                                                  : reduced_shape(self.sizes(), reduced, keepdim);
+  int64_t n = 1;  // values per output
+  for (int64_t i = 0; i < nd; ++i)
+    if (reduced[i]) n *= self.size(i);
+
+  // Result dtype(s); dtype= casts the input first (16-bit -> float32 and float32 -> float64 are
+  // read in place: the `wide` outputs).
+  at::Tensor x = self;
+  if (x.is_conj()) x = x.resolve_conj();
+  if (x.is_neg()) x = x.resolve_neg();
+  at::ScalarType res = natural_result(op, x.scalar_type());
+  bool wide = false;
+  if (dtype.has_value()) {
+    res = op == OpKind::Norm ? c10::toRealValueType(*dtype) : *dtype;
+    const at::ScalarType xt = x.scalar_type();
+    const bool widening = ((xt == at::kHalf || xt == at::kBFloat16) && *dtype == at::kFloat) || (xt == at::kFloat && *dtype == at::kDouble);
+    if (widening && op != OpKind::Prod) {
+      wide = true;
+    } else if (xt != *dtype) {
+      x = x.to(*dtype);
+    }
+  }
+  if ((op == OpKind::NanSum || op == OpKind::Prod) && at::isIntegralType(res, true) && !at::isIntegralType(x.scalar_type(), true))
+    x = x.to(res);  // a float input with an integer dtype=: torch casts, then reduces
+  if (op == OpKind::LogSumExp && at::isIntegralType(x.scalar_type(), true)) x = x.to(res);
+
+  // Empty reductions.
+  if (n == 0 || self.numel() == 0) {
+    const int64_t nout = c10::multiply_integers(out_sizes);
+    if (needs_values(op) && (n == 0 || flat_arg) && (nout > 0 || flat_arg || !dim.has_value())) {
+      if (!dim.has_value() || flat_arg) {
+        TORCH_CHECK_INDEX(!(op == OpKind::ArgMax || op == OpKind::ArgMin), name,
+                          "(): Expected reduction dim to be specified for input.numel() == 0.");
+        TORCH_CHECK(op != OpKind::AMinMax, name, "(): cannot compute aminmax over an empty dimension as the operation has no identity.");
+        TORCH_CHECK(false, name, "(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
+      }
+      int64_t zd = 0;
+      for (int64_t i = 0; i < nd; ++i)
+        if (reduced[i] && self.size(i) == 0) zd = i;
+      TORCH_CHECK_INDEX(false, name + "(): Expected reduction dim " + std::to_string(zd) + " to have non-zero size.");
+    }
+    if (op == OpKind::Norm && n == 0 && nout > 0) {
+      TORCH_CHECK(!(ord_value < 0 || std::isinf(ord_value)), "reducekit.linalg.vector_norm cannot compute the ", ord_str(ord_value),
+                  " norm on an empty tensor because the operation does not have an identity");
+    }
+  }
+
+  // Complex inputs: through real views or a nonzero mask.
+  if (op == OpKind::LogSumExp && at::isComplexType(x.scalar_type()) && n == 0)
+    return {at::full(out_sizes, -std::numeric_limits<double>::infinity(), x.options())};
+  if (at::isComplexType(x.scalar_type())) {
+    switch (op) {
+      case OpKind::All: case OpKind::Any: case OpKind::CountNonzero:
+        return reduce_impl(x.ne(0), op_name_, dim, keepdim, std::nullopt, ord_value, correction, method, be);
+      case OpKind::Norm:
+        return reduce_impl(x.abs(), op_name_, dim, keepdim, std::nullopt, ord_value, correction, method, be);
+      case OpKind::Mean: {
+        std::vector<int64_t> dims;
+        for (int64_t i = 0; i < nd; ++i)
+          if (reduced[i]) dims.push_back(i);
+        if (dims.empty()) return {x.clone()};
+        at::Tensor r = reduce_impl(at::view_as_real(x), op_name_, dims, keepdim, std::nullopt, ord_value, correction, method, be)[0];
+        return {at::view_as_complex(r.contiguous())};
+      }
+      case OpKind::NanSum: case OpKind::NanMean: {
+        // A complex value is NaN when either part is: it counts as missing whole, as in torch.
+        const at::Tensor nan = at::isnan(x);
+        const at::Tensor z = at::where(nan, at::zeros({}, x.options()), x);
+        const auto d = dim.has_value() ? dim : at::OptionalIntArrayRef(at::IntArrayRef{});
+        at::Tensor s = sum_impl(z, d, keepdim, std::nullopt, "auto", be);
+        if (op == OpKind::NanSum) return {s};
+        at::Tensor cnt = sum_impl(nan.logical_not(), d, keepdim, std::nullopt, "auto", be);
+        return {s / cnt.to(c10::toRealValueType(x.scalar_type()))};
+      }
+      case OpKind::Var: case OpKind::Std: case OpKind::VarMean: case OpKind::StdMean: {
+        // var(z) = var(re) + var(im) with the same n - correction; the mean is complex.
+        std::vector<int64_t> dims;
+        for (int64_t i = 0; i < nd; ++i)
+          if (reduced[i]) dims.push_back(i);
+        const bool with_mean = op == OpKind::VarMean || op == OpKind::StdMean;
+        const at::Tensor xr = at::view_as_real(x);
+        if (dims.empty()) {  // nothing reduced: n = 1
+          auto r = reduce_impl(at::real(x).unsqueeze(-1), with_mean ? "var_mean" : "var", std::vector<int64_t>{-1}, false, std::nullopt,
+                               ord_value, correction, method, be);
+          at::Tensor v = r[0] * 2;  // both parts
+          if (op == OpKind::Std || op == OpKind::StdMean) v = v.sqrt();
+          if (!with_mean) return {v};
+          return {v, x.clone()};
+        }
+        auto r = reduce_impl(xr, with_mean ? "var_mean" : "var", dims, keepdim, std::nullopt, ord_value, correction, method, be);
+        at::Tensor v = r[0].sum(-1);
+        if (op == OpKind::Std || op == OpKind::StdMean) v = v.sqrt();
+        if (!with_mean) return {v};
+        return {v, at::view_as_complex(r[1].contiguous())};
+      }
+      case OpKind::LogSumExp: {
+        // log(sum(exp(z - m))) + m with m the largest real part (0 where it is not finite).
+        std::vector<int64_t> dims;
+        for (int64_t i = 0; i < nd; ++i)
+          if (reduced[i]) dims.push_back(i);
+        at::Tensor mr = reduce_impl(at::real(x), "amax", dims, true, std::nullopt, ord_value, correction, method, be)[0];
+        mr = at::where(mr.isfinite(), mr, at::zeros({}, mr.options()));
+        at::Tensor s = sum_impl(at::exp(x - mr), dims, true, std::nullopt, "auto", be);
+        at::Tensor r = at::log(s) + mr;
+        if (!keepdim && !dims.empty()) r = r.squeeze(dims);
+        return {r};
+      }
+      case OpKind::Prod: {
+        // prod(z) = prod|z| * exp(i * sum(arg z)): the magnitudes' product and the angles' sum on the
+        // engine in float64 (complex128 for every complex input), then the input's dtype. As
+        // accurate as torch's chain of complex products or more. A zero factor gives 0; an
+        // infinite one an infinite result in the direction of the angles' sum, where torch's
+        // naive products (inf * 0 inside) often give NaN parts.
+        const at::Tensor xd = x.to(at::kComplexDouble);
+        const at::Tensor mag = reduce_impl(at::abs(xd), "prod", dim, keepdim, std::nullopt, ord_value, correction, method, be)[0];
+        const at::Tensor ang = sum_impl(at::angle(xd), dim.has_value() ? dim : at::OptionalIntArrayRef(at::IntArrayRef{}), keepdim,
+                                        std::nullopt, "auto", be);
+        return {at::polar(mag, ang).to(x.scalar_type())};
+      }
+      default: break;
+    }
+  }
+
+  red::Params prm;
+  prm.n = n;
+  prm.correction = correction;
+  prm.p = ord_value;
+  if (ord_value >= 3 && ord_value <= red::kMaxIntPow && ord_value == std::floor(ord_value)) prm.ip = static_cast<int>(ord_value);
+  prm.sqrt = op == OpKind::Std || op == OpKind::StdMean;
+  const red::NormOrd ord = norm_ord(ord_value);
+
+  // Integer sums are sum's (nansum of integers has no NaN to skip). On the CPU a float nansum is
+  // sum's too, of the values with NaN read as 0, so that nansum(x) and sum(x) have the same bits on
+  // NaN-free data (one masked copy; CUDA's nansum runs the operators' engine, in sum's order over
+  // dims but not over the whole tensor, where sum is single_pass: one engine is issue 20's).
+  const bool integral = at::isIntegralType(x.scalar_type(), true);
+  if (op == OpKind::NanSum && (integral || x.device().is_cpu())) {
+    // sum's order follows the layout, so the copy is laid out as sum reads x: with x's strides
+    // when x is dense, contiguous when it has gaps (sum copies such a view contiguous first). An
+    // out-of-place masked_fill returns a contiguous copy, whose sum of a permuted input differed
+    // from sum(x) in the last bits.
+    at::Tensor z = x;
+    if (!integral) {
+      z = x.is_non_overlapping_and_dense() ? x.clone(at::MemoryFormat::Preserve) : x.contiguous();
+      z.masked_fill_(at::isnan(z), 0);
+    }
+    // dim=None stays None: sum(x) reduces the whole tensor by its own path, not the dims engine.
+    return {sum_impl(z, dim, keepdim, integral || wide ? std::optional<at::ScalarType>(res) : std::nullopt, "auto", be)};
+  }
+
+  // The outputs' dtypes (the first converted to res at the end, where they differ).
+  c10::SmallVector<at::ScalarType, 2> dts{op == OpKind::Prod && at::isIntegralType(res, true) ? at::kLong
+                                          : (op == OpKind::All || op == OpKind::Any)         ? at::kBool
+                                                                                              : res};
+  if (two_outputs(op)) dts.push_back(x.scalar_type());
+  std::vector<at::Tensor> outs;
+  if (n == 0 || x.numel() == 0) {
+    // No values per output (the identity's result), or no outputs at all.
+    const bool none = c10::multiply_integers(out_sizes) == 0;
+    for (const auto dt : dts)
+      outs.push_back(none ? at::empty(out_sizes, x.options().dtype(dt)) : at::full(out_sizes, empty_value(op), x.options().dtype(dt)));
+    if (outs[0].scalar_type() != res) outs[0] = outs[0].to(res);
+    return outs;
+  }
+  if (flat_arg) {  // one value; keepdim gives it nd dims of size 1
+    outs = run_op(op, x.reshape({-1}), std::vector<bool>{true}, prm, ord, wide, dts, {}, false, be);
+    outs[0] = outs[0].reshape(out_sizes);
+  } else {
+    outs = run_op(op, x, reduced, prm, ord, wide, dts, out_sizes, keepdim, be);
+  }
+  if (outs[0].scalar_type() != res) outs[0] = outs[0].to(res);
+  return outs;
+}
+
+}  // namespace rk

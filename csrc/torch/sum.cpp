@@ -1,0 +1,315 @@
+// reducekit::sum's device-independent half: torch.sum's signature and rules (dims, keepdim,
+// dtype=, complex, empty inputs, result layout), the choice between the whole-tensor path and the
+// dims engine, and the execution of the engine's plan steps on a backend (CPU or CUDA).
+#include <torch/extension.h>
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "torch/frontend.h"
+
+namespace rk {
+
+bool is_real_supported(at::ScalarType t) {
+  switch (t) {
+    case at::kBool: case at::kByte: case at::kChar: case at::kShort: case at::kInt: case at::kLong:
+    case at::kHalf: case at::kBFloat16: case at::kFloat: case at::kDouble: return true;
+    default: return false;
+  }
+}
+
+namespace {
+
+bool is_supported(at::ScalarType t) {
+  return is_real_supported(t) || t == at::kComplexHalf || t == at::kComplexFloat || t == at::kComplexDouble;
+}
+
+std::string supported_names() {
+  std::string s;
+  for (int i = 0; i < static_cast<int>(DType::Count); ++i) s += std::string(i ? ", " : "") + kDTypeNames[i];
+  return s + ", complex32 (CUDA), complex64, complex128";
+}
+
+// The engine's accumulator for an input dtype: float32 for 16-bit floats, float64 for float32 and
+// float64, a wrapping int64 for bool and integers.
+DType acc_for(DType in) {
+  switch (in) {
+    case DType::Float16:
+    case DType::BFloat16: return DType::Float32;
+    case DType::Float32:
+    case DType::Float64: return DType::Float64;
+    default: return DType::Int64;
+  }
+}
+
+// Runs the plan of dense `x` (reduced dims flagged) into `out` (dense in the kept dims' memory
+// order). Every step but the last writes the accumulator type into a temporary.
+void run_plan(const at::Tensor& x, const Plan& plan, DType in_dt, DType acc_dt, at::Tensor& out, DType out_dt,
+              const Backend& be) {
+  const void* cur = x.const_data_ptr();
+  DType cur_dt = in_dt;
+  at::Tensor tmp;
+  for (int s = 0; s < plan.nsteps; ++s) {
+    const Step& st = plan.steps[s];
+    const bool last = s + 1 == plan.nsteps;
+    void* dst;
+    at::Tensor next;
+    if (last) {
+      dst = out.mutable_data_ptr();
+    } else {
+      const int64_t n = st.kind == StepKind::Rows ? st.outer : st.outer * st.inner;
+      next = at::empty({n}, x.options().dtype(to_scalar_type(acc_dt)));
+      dst = next.mutable_data_ptr();
+    }
+    be.step(x, st, cur, cur_dt, acc_dt, dst, last ? out_dt : acc_dt);
+    if (!last) {
+      tmp = next;  // keeps the intermediate alive until the next step has been enqueued
+      cur = tmp.const_data_ptr();
+      cur_dt = acc_dt;
+    }
+  }
+}
+
+bool is_exact_dtype(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16 || t == at::kFloat || t == at::kDouble; }
+
+}  // namespace
+
+std::string dims_str(at::IntArrayRef dims) {
+  std::string s = "(";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + (dims.size() == 1 ? ",)" : ")");
+}
+
+// Strides for a result with sizes `out_sizes` that is dense in the memory order of the input's
+// kept dims (the order the engine writes it in): kept dims sorted by input stride, largest first.
+std::vector<int64_t> result_strides(const at::Tensor& x, const std::vector<bool>& reduced, bool keepdim,
+                                    const std::vector<int64_t>& out_sizes) {
+  const int64_t nd = x.dim();
+  std::vector<int64_t> kept;  // input dims kept in the result
+  for (int64_t i = 0; i < nd; ++i)
+    if (!reduced[i]) kept.push_back(i);
+  std::vector<int64_t> order = kept;
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return x.stride(a) > x.stride(b); });
+  std::vector<int64_t> kept_stride(nd, 1);
+  int64_t st = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    kept_stride[*it] = st;
+    st *= std::max<int64_t>(x.size(*it), 1);
+  }
+  std::vector<int64_t> strides;
+  strides.reserve(out_sizes.size());
+  for (int64_t i = 0; i < nd; ++i) {
+    if (!reduced[i]) {
+      strides.push_back(kept_stride[i]);
+    } else if (keepdim) {
+      strides.push_back(1);
+    }
+  }
+  return strides;
+}
+
+// x (dense or not) with its reduced dims moved last and flattened: a contiguous (rows, len)
+// tensor, a view where the layout allows.
+at::Tensor as_rows(const at::Tensor& x, const std::vector<bool>& reduced) {
+  std::vector<int64_t> perm;
+  int64_t rows = 1, len = 1;
+  for (int64_t i = 0; i < x.dim(); ++i)
+    if (!reduced[i]) {
+      perm.push_back(i);
+      rows *= x.size(i);
+    }
+  for (int64_t i = 0; i < x.dim(); ++i)
+    if (reduced[i]) {
+      perm.push_back(i);
+      len *= x.size(i);
+    }
+  return x.permute(perm).reshape({rows, len}).contiguous();
+}
+
+// The result's sizes: kept dims, and reduced ones as 1 with keepdim.
+std::vector<int64_t> reduced_shape(at::IntArrayRef sizes, const std::vector<bool>& reduced, bool keepdim) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (!reduced[i]) {
+      out.push_back(sizes[i]);
+    } else if (keepdim) {
+      out.push_back(1);
+    }
+  }
+  return out;
+}
+
+exact::OutFmt out_fmt(at::ScalarType t) {
+  switch (t) {
+    case at::kHalf: return exact::OutFmt::Half;
+    case at::kBFloat16: return exact::OutFmt::BFloat16;
+    case at::kFloat: return exact::OutFmt::Single;
+    case at::kDouble: return exact::OutFmt::Double;
+    default: TORCH_CHECK(false, "reducekit: internal error: no exact rounding format for ", t);
+  }
+}
+
+// torch's dim rules and messages, built with std::to_string: the H200 image's toolchain segfaults
+// when an int64 is streamed into an error message (at::dim_list_to_bitset and maybe_wrap_dim do).
+std::vector<bool> reduced_dims(at::IntArrayRef dims, int64_t nd) {
+  std::vector<bool> red(nd, dims.empty());
+  const int64_t lo = nd > 0 ? -nd : -1, hi = nd > 0 ? nd - 1 : 0;
+  std::vector<bool> seen(std::max<int64_t>(nd, 1), false);
+  for (int64_t d : dims) {
+    TORCH_CHECK_INDEX(d >= lo && d <= hi, "Dimension out of range (expected to be in range of [" + std::to_string(lo) + ", " +
+                                               std::to_string(hi) + "], but got " + std::to_string(d) + ")");
+    const int64_t w = d < 0 ? d + std::max<int64_t>(nd, 1) : d;
+    TORCH_CHECK(!seen[w], "dim " + std::to_string(w) + " appears multiple times in the list of dims");
+    seen[w] = true;
+    if (nd > 0) red[w] = true;
+  }
+  return red;
+}
+
+Plan plan_for(at::IntArrayRef sizes, at::IntArrayRef strides, const std::vector<bool>& reduced) {
+  bool red[kMaxDims];
+  const int nd = static_cast<int>(sizes.size());
+  for (int i = 0; i < nd; ++i) red[i] = reduced[i];
+  return make_plan(merge_dims(nd, sizes.data(), strides.data(), red));
+}
+
+at::Tensor sum_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype,
+                    c10::string_view method, const Backend& be) {
+  Method m = parse_method(method);
+  TORCH_CHECK_TYPE(self.layout() == at::kStrided, "reducekit.sum: input layout ", self.layout(),
+                   " is not supported; only strided (dense) tensors are. Convert with input.to_dense().");
+  const at::ScalarType in_t = self.scalar_type();
+  TORCH_CHECK_TYPE(is_supported(in_t), "reducekit.sum: input dtype ", in_t, " is not supported. Supported dtypes: ",
+                   supported_names(), ". Convert first, for example input.to(torch.float32).");
+  if (dtype.has_value()) {
+    TORCH_CHECK_TYPE(is_supported(*dtype), "reducekit.sum: dtype=", *dtype, " is not supported. Supported dtypes: ",
+                     supported_names(), ".");
+  }
+  check_device(m, self);
+  const int64_t nd = self.dim();
+  TORCH_CHECK_VALUE(nd <= kMaxDims, "reducekit.sum: input has " + std::to_string(nd) + " dims; at most " +
+                    std::to_string(kMaxDims) + " are supported.");
+  const bool full = !dim.has_value();
+  const std::vector<bool> reduced = full ? std::vector<bool>(nd, true) : reduced_dims(*dim, nd);
+  const bool covers_all = std::all_of(reduced.begin(), reduced.end(), [](bool b) { return b; });
+  const at::ScalarType res = dtype.has_value() ? *dtype : (at::isIntegralType(in_t, /*includeBool=*/true) ? at::kLong : in_t);
+  // Integer sums are exact already: method='exact' with an integer result is the integer sum.
+  if (m == Method::Exact && at::isIntegralType(res, /*includeBool=*/true)) m = Method::Auto;
+  if (m != Method::Auto && m != Method::Exact) {
+    TORCH_CHECK_VALUE(covers_all, "reducekit.sum: method '", method_info(m).name,
+                      "' reduces the whole tensor only, but dim=", dims_str(*dim), " keeps some dims. method='auto' (or 'exact') reduces over any dims.");
+    TORCH_CHECK_TYPE(!at::isComplexType(in_t) && !at::isComplexType(res), "reducekit.sum: method '", method_info(m).name,
+                     "' takes real dtypes only; complex input reduces with method='auto' or 'exact'.");
+  }
+
+  std::vector<int64_t> out_sizes = reduced_shape(self.sizes(), reduced, keepdim);
+  const auto opts = self.options().dtype(res);
+  if (self.numel() == 0) return at::zeros(out_sizes, opts);
+
+  // Conjugate and negative views are lazy bits the kernels do not read: resolve them.
+  at::Tensor x = self;
+  if (x.is_conj()) x = x.resolve_conj();
+  if (x.is_neg()) x = x.resolve_neg();
+
+  if (at::isComplexType(res) || x.is_complex()) {
+    if (!at::isComplexType(res)) return sum_impl(x.to(res), dim, keepdim, res, method, be);  // torch: cast, then sum
+    if (x.scalar_type() != res) x = x.to(res);
+    // A complex sum is two real sums: the real view's trailing (re, im) dim is kept.
+    const at::Tensor xr = at::view_as_real(x);
+    std::vector<int64_t> dims;
+    for (int64_t i = 0; i < nd; ++i)
+      if (reduced[i]) dims.push_back(i);
+    if (dims.empty()) return x.clone();  // a 0-dim input: nothing to reduce (and dim=() would mean every dim)
+    at::Tensor r = sum_impl(xr, dims, keepdim, std::nullopt, method, be);
+    return at::view_as_complex(r.is_contiguous() || r.stride(-1) == 1 ? r : r.contiguous());
+  }
+
+  // torch's dtype= rule: the input is cast to dtype, then summed. The engine reads 16-bit floats
+  // into float32 and float32 into float64 anyway, so those widenings need no cast; integers sum
+  // exactly in int64 and wrap like torch's narrower integer sums; other conversions cast first.
+  if (res == at::kBool && x.scalar_type() != at::kBool) x = x.ne(0);
+  if (at::isIntegralType(res, /*includeBool=*/false) && at::isFloatingType(x.scalar_type())) x = x.to(res);
+  if (at::isFloatingType(res) && x.scalar_type() != res) {
+    const at::ScalarType xt = x.scalar_type();
+    const bool widening = ((xt == at::kHalf || xt == at::kBFloat16) && res == at::kFloat) || (xt == at::kFloat && res == at::kDouble);
+    if (!widening) x = x.to(res);
+  }
+  const DType in_dt = to_rk_dtype(x);
+  const bool int_res = at::isIntegralType(res, /*includeBool=*/true);
+  const DType out_dt = int_res ? DType::Int64 : to_rk_dtype(res);
+  const DType acc_dt = acc_for(in_dt);
+  auto finish = [&](at::Tensor r) { return int_res && r.scalar_type() != res ? r.to(res) : r; };
+
+  if (m == Method::Exact) {
+    // Correctly rounded sums of each output's slice (engine/exact.h), written in res directly: a
+    // float16 input with dtype=float32 is rounded once, from the exact sum, to float32.
+    const at::Tensor rows = as_rows(x, reduced);
+    at::Tensor out = at::empty({rows.size(0)}, opts);
+    be.exact_rows(rows, out, /*words=*/false);
+    return out.view(out_sizes);
+  }
+
+  const bool natural = result_dtype(x.scalar_type()) == (int_res ? at::kLong : res);
+  if (m != Method::Auto || (full && natural)) {
+    // The whole-tensor path: dim=None (single_pass on CUDA), or a gallery method, whose dim list
+    // covers every dim (checked above).
+    at::Tensor r = be.full(x, m).reshape(out_sizes);
+    if (r.scalar_type() != (int_res ? at::kLong : res)) r = r.to(int_res ? at::kLong : res);
+    return finish(r);
+  }
+
+  // The dims engine. It reads dense tensors in memory order; anything else is copied first.
+  if (!x.is_non_overlapping_and_dense()) x = x.contiguous();
+  const Plan plan = plan_for(x.sizes(), x.strides(), reduced);
+  at::Tensor out = at::empty_strided(out_sizes, result_strides(x, reduced, keepdim, out_sizes),
+                                     opts.dtype(int_res ? at::kLong : res));
+  if (plan.nsteps == 0) {  // only dims of size 1 are reduced: each output is one input value
+    out.copy_(x.reshape(out_sizes));
+    return finish(out);
+  }
+  TORCH_CHECK(be.types_supported(in_dt, acc_dt, out_dt), "reducekit: internal error: no dims kernel for ",
+              kDTypeNames[static_cast<int>(in_dt)], " -> ", kDTypeNames[static_cast<int>(out_dt)]);
+  run_plan(x, plan, in_dt, acc_dt, out, out_dt, be);
+  // torch's reductions return contiguous results; the engine wrote the kept dims in the input's
+  // memory order, which differs only for permuted inputs.
+  if (!out.is_contiguous()) out = out.contiguous();
+  return finish(out);
+}
+
+at::Tensor exact_partial_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, const Backend& be) {
+  TORCH_CHECK_TYPE(self.layout() == at::kStrided, "reducekit.exact_partial: input layout ", self.layout(),
+                   " is not supported; only strided (dense) tensors are. Convert with input.to_dense().");
+  TORCH_CHECK_TYPE(is_exact_dtype(self.scalar_type()), "reducekit.exact_partial: input dtype ", c10::getDtypeNames(self.scalar_type()).first,
+                   " is not supported; it takes float16, bfloat16, float32 or float64. Integer sums are exact already "
+                   "(reducekit.sum); a complex tensor's parts: torch.view_as_real(input), reduced over the other dims.");
+  const int64_t nd = self.dim();
+  const std::vector<bool> reduced = dim.has_value() ? reduced_dims(*dim, nd) : std::vector<bool>(nd, true);
+  std::vector<int64_t> out_sizes = reduced_shape(self.sizes(), reduced, keepdim);
+  out_sizes.push_back(exact::kExactWords);
+  const auto opts = self.options().dtype(at::kLong);
+  if (self.numel() == 0) return at::zeros(out_sizes, opts);
+  at::Tensor x = self.is_neg() ? self.resolve_neg() : self;
+  const at::Tensor rows = as_rows(x, reduced);
+  at::Tensor out = at::empty({rows.size(0), exact::kExactWords}, opts);
+  be.exact_rows(rows, out, /*words=*/true);
+  return out.view(out_sizes);
+}
+
+at::Tensor exact_round_impl(const at::Tensor& words, at::ScalarType dtype, const Backend& be) {
+  TORCH_CHECK_TYPE(words.layout() == at::kStrided && words.scalar_type() == at::kLong,
+                   "reducekit.exact_round: words must be a dense int64 tensor (from reducekit.exact_partial), got ",
+                   c10::getDtypeNames(words.scalar_type()).first, " ", words.layout());
+  TORCH_CHECK_VALUE(words.dim() >= 1 && words.size(-1) == exact::kExactWords, "reducekit.exact_round: words must have a last dim of " +
+                    std::to_string(exact::kExactWords) + " (reducekit.EXACT_WORDS), got shape " + dims_str(words.sizes()) +
+                    ". Pass what exact_partial returned, or partials summed over another dim.");
+  TORCH_CHECK_TYPE(is_exact_dtype(dtype), "reducekit.exact_round: dtype=", c10::getDtypeNames(dtype).first,
+                   " is not supported; round to float16, bfloat16, float32 or float64.");
+  std::vector<int64_t> out_sizes(words.sizes().begin(), words.sizes().end() - 1);
+  const at::Tensor w = words.reshape({-1, exact::kExactWords}).contiguous();
+  at::Tensor out = at::empty({w.size(0)}, words.options().dtype(dtype));
+  if (w.size(0) > 0) be.exact_round(w, out);
+  return out.view(out_sizes);
+}
+
+}  // namespace rk

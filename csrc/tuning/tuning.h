@@ -1,0 +1,99 @@
+// The `auto` dispatcher's tuning table: which kernel and configuration reduce a given dtype and
+// size fastest on a given architecture. Torch-free. Each row carries the measurement that chose
+// it (benchmarks/tune.py on the H200; NOTES.md has the runs), as CUB's tuning policies do.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/methods.h"
+
+namespace rk {
+
+struct AutoChoice {
+  Method method;
+  int block, unroll, grid;  // single_pass configuration; 0 = the kernel's default / one wave
+  // single_pass: launch with programmatic dependent launch. It pays when our own kernels follow
+  // each other; after a foreign kernel, which never triggers it, it can cost time (tune.py times
+  // both, interleaved with a foreign kernel, and keeps the faster).
+  bool pdl = true;
+};
+
+struct TuningEntry {
+  int min_cc;       // compute capability (major*10+minor) the row applies from
+  DType dtype;      // DType::Count = any dtype
+  int64_t max_n;    // the row applies to inputs of at most this many elements
+  AutoChoice choice;  // inside CUDA graph capture: the fastest GPU time
+  // Eager calls: host time counts too. CUB's dispatch costs about 10 us of host time per call
+  // (occupancy queries, two launches, a workspace), far more than its GPU-time lead at the sizes
+  // where graph timing prefers it, so eager calls take the best single_pass configuration.
+  AutoChoice eager;
+};
+
+// First matching row wins: for one dtype, rows go by increasing max_n.
+inline constexpr TuningEntry kTuningTable[] = {
+#include "tuning/tuning_sm90.inc"
+    // Every other architecture and size: one launch, 512 threads, 4 x 16-byte loads in flight per
+    // thread, one wave of blocks (the H200's best configuration at 2^28 and above for most dtypes).
+    {0, DType::Count, INT64_MAX, {Method::SinglePass, 512, 4, 0}, {Method::SinglePass, 512, 4, 0}},
+};
+
+// `captured`: the call is being captured into a CUDA graph (its host time is paid once).
+inline AutoChoice choose_auto(DType dt, int64_t n, int cc, bool captured) {
+  for (const auto& row : kTuningTable) {
+    if (cc < row.min_cc) continue;
+    if (row.dtype != DType::Count && row.dtype != dt) continue;
+    if (n > row.max_n) continue;
+    return captured ? row.choice : row.eager;
+  }
+  return {Method::SinglePass, 0, 0, 0};
+}
+
+// Lanes of 64 bytes per thread of an engine kernel, by element size, each entry with its
+// measurement; elements of a size not listed take one lane.
+struct LanesTuning {
+  int elem_bytes;
+  int lanes_per_thread;
+  const char* measured;
+};
+
+template <size_t N>
+inline int lanes_per_thread(const LanesTuning (&table)[N], int elem_bytes) {
+  for (const auto& row : table)
+    if (row.elem_bytes == elem_bytes) return row.lanes_per_thread;
+  return 1;
+}
+
+// The dims engine's columns kernel (csrc/cuda/engine/dims.cu), by shape class: element size. (The
+// lane structure has no free parameter; a column's length and width set the block shape by rule.)
+// `lanes_per_thread`: lanes of 64 bytes of rows one thread sums, capped by the work available.
+// Measured with benchmarks/tune_dims.py, interleaved graph timing, cold L2, 16-load kernel
+// (benchmarks/results/h200/tune_dims_3.json): us for 1 lane against 4 per thread.
+inline constexpr LanesTuning kDimsColumnsTable[] = {
+    {1, 1, "not swept; as 2-byte elements (64 rows per thread)"},
+    {2, 1, "H200 bfloat16, 1 vs 4 lanes: (4096,4096) d0 13.3 vs 18.2; (2^22,32) 76.5 vs 79.3; (64,2^20) 36.7 vs 39.0; "
+           "(1024,16384) 12.2 vs 17.2; (256,2^16) 11.9 vs 17.0"},
+    {4, 4, "H200 float32, 1 vs 4 lanes: (4096,4096) d0 27.1 vs 23.9; (2^22,32) 159.3 vs 152.2; (64,2^20) 80.6 vs 74.6; "
+           "(1024,16384) 27.4 vs 22.3; (256,2^16) 25.0 vs 22.2"},
+    {8, 4, "not swept; as 4-byte elements (32 rows per thread)"},
+};
+
+inline int dims_columns_lanes_per_thread(int elem_bytes) { return lanes_per_thread(kDimsColumnsTable, elem_bytes); }
+
+// The batched operators' rows kernel (Welford, logsumexp, argmax on the engine,
+// csrc/cuda/engine/reduce.cuh), by element size: the most lanes of 64 bytes one thread reduces before
+// its block's tree, which the shape rule lowers to keep a wave of threads busy. 2 and 4 lanes issue
+// all their loads first (kUp); 8 and 16 walk a register stack, lane by lane. Measured with
+// benchmarks/tune_ops.py (benchmarks/results/h200/tune_ops.json, 2026-11-22 06:49 UTC, graph, us).
+inline constexpr LanesTuning kOpsRowsTable[] = {
+    {1, 1, "not swept; one lane (64 values) already fills the registers: 2 would spill"},
+    {2, 2, "H200 bfloat16, 2 vs 1/4/8 lanes per thread: full 2^26 var_mean 50.2 vs 89.7/59.9/69.7, logsumexp 47.1 vs "
+           "46.2/53.7/54.4, argmax 49.9 vs 48.8/55.0/59.2; (8192,8192) rows var_mean 45.1 vs 86.2/53.9/62.8"},
+    {4, 1, "H200 float32, 1 vs 2/4/8 lanes per thread: full 2^26 var_mean 80.1 vs 87.1/84.9/136.9, logsumexp 66.9 vs "
+           "83.0/84.1/93.5, argmax 72.2 vs 89.2/84.7/98.7"},
+    {8, 1, "not swept; as 4-byte elements"},
+};
+
+inline int ops_rows_lanes_per_thread(int elem_bytes) { return lanes_per_thread(kOpsRowsTable, elem_bytes); }
+
+}  // namespace rk

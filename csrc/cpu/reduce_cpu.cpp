@@ -181,7 +181,8 @@ void cpu_op_step(const OpDesc& d) {
           if constexpr (std::is_integral_v<In> && red::op_traits(K).float_only) {
             TORCH_CHECK(false, "reducekit: internal error: float-only op ", red::op_name(K), " on an integer input");
           } else {
-            run_impl<In, red::OpImpl<K, decltype(o)::value, In, kHalfLike<In>>>(d);
+            // The CPU's types: TypesOf's kHost (Welford's runs in float64, engine/op_impl.h says why).
+            run_impl<In, red::OpImpl<K, decltype(o)::value, In, kHalfLike<In>, red::TypesOf<In, kHalfLike<In>, true>>>(d);
           }
         },
         [] { TORCH_CHECK(false, "reducekit: internal error: bad op id"); });

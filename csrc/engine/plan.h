@@ -12,9 +12,11 @@
 //                R x C matrix reduced over R.
 //     A plan with several reduced dims (the general case) runs several steps; every step but the
 //     last writes its result in the accumulator type, and the next step reads that.
-//  A full reduction asked for with dim=None never comes here: it stays single_pass (CUDA) or the
-//  whole-tensor CPU sum. An explicit dim list that covers every dim does come here, so that its
-//  bits follow the same rule as every other explicit-dim call.
+//  A sum with dim=None and its natural result dtype does not come here: it stays single_pass (CUDA)
+//  or the whole-tensor CPU sum. Everything else over all dims does: a dim=None sum with a dtype=
+//  that changes the result (16-bit -> float32, float32 -> float64), an explicit dim list that
+//  covers every dim (so that its bits follow the same rule as every other explicit-dim call), and
+//  the operators' full reductions (torch/reduce.cpp), whose one step is a single row.
 //
 // The accumulation order (the engine's promise; both kernel shapes implement it exactly): a run of
 // N values along a reduced extent is cut into lanes of G = 64 / sizeof(element) consecutive values

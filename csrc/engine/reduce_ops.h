@@ -247,7 +247,8 @@ struct FinPowInv {
 };
 
 // value -> Map -> combined by the monoid M in A -> Fin. Serves mean, nansum, prod, amax, amin,
-// all, any, count_nonzero and every vector_norm but the two-pass-free ones are the same struct.
+// all, any, count_nonzero and every ord of vector_norm (engine/op_impl.h picks the map, monoid
+// and finish of each).
 template <class T_, class A, class M, class Map = MapId, class Fin = FinId>
 struct MapReduce {
   using T = T_;

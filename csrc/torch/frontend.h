@@ -1,4 +1,6 @@
-// Torch-facing helpers shared by the CPU and CUDA implementations of reducekit::sum.
+// The torch front end's shared plumbing: what the CPU and CUDA backends contribute (Backend), the
+// front ends of reducekit::sum (sum.cpp), reducekit::reduce (reduce.cpp) and exact's ops, and the
+// dtype, method, dims and layout helpers they share.
 #pragma once
 
 #include <ATen/ATen.h>

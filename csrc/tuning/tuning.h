@@ -64,7 +64,8 @@ inline int lanes_per_thread(const LanesTuning (&table)[N], int elem_bytes) {
   return 1;
 }
 
-// The dims engine's columns kernel (csrc/cuda/engine/dims.cu), by shape class: element size. (The
+// The dims engine's columns kernel (csrc/cuda/engine/reduce.cuh; its shape rule, columns_shape, is
+// in csrc/cuda/engine/dims.cu), by shape class: element size. (The
 // lane structure has no free parameter; a column's length and width set the block shape by rule.)
 // `lanes_per_thread`: lanes of 64 bytes of rows one thread sums, capped by the work available.
 // Measured with benchmarks/tune_dims.py, interleaved graph timing, cold L2, 16-load kernel

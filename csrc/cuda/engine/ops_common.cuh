@@ -37,26 +37,30 @@ cudaError_t run(const OpStep& a, size_t* ws) {
 // One family's operators (core/op_table.h's family column) on the input dtype: each .cu file of
 // ops_*.cu compiles its own rows only (the four compile in parallel), with the struct and output
 // types of engine/op_impl.h, the first output wide when dtype= widened it.
+template <red::Family Fam, class In>
+cudaError_t run_family_in(const OpStep& a, size_t* ws) {
+  return red::for_op(
+      a.op, a.ord,
+      [&](auto k, auto o) -> cudaError_t {
+        constexpr red::OpKind K = decltype(k)::value;
+        if constexpr (red::op_traits(K).family != Fam || (std::is_integral_v<In> && red::op_traits(K).float_only)) {
+          return cudaErrorInvalidValue;
+        } else {
+          using I = red::OpImpl<K, decltype(o)::value, In, kHalfLike<In>>;
+          if constexpr (I::kWide) {
+            if (a.wide) return run<In, typename I::Op, Wide<In>, typename I::Out1>(a, ws);
+          }
+          return run<In, typename I::Op, typename I::Out0, typename I::Out1>(a, ws);
+        }
+      },
+      [] { return cudaErrorInvalidValue; });
+}
+
+// (A function per input type rather than a lambda nested in the dtype lambda: g++ as nvcc's host
+// compiler took the outer lambda's `decltype(t)` for a reference inside the inner one.)
 template <red::Family Fam>
 cudaError_t run_family(const OpStep& a, size_t* ws) {
-  return dispatch_cuda(a.in_dtype, [&](auto t) -> cudaError_t {
-    using In = typename decltype(t)::T;
-    return red::for_op(
-        a.op, a.ord,
-        [&](auto k, auto o) -> cudaError_t {
-          constexpr red::OpKind K = decltype(k)::value;
-          if constexpr (red::op_traits(K).family != Fam || (std::is_integral_v<In> && red::op_traits(K).float_only)) {
-            return cudaErrorInvalidValue;
-          } else {
-            using I = red::OpImpl<K, decltype(o)::value, In, kHalfLike<In>>;
-            if constexpr (I::kWide) {
-              if (a.wide) return run<In, typename I::Op, Wide<In>, typename I::Out1>(a, ws);
-            }
-            return run<In, typename I::Op, typename I::Out0, typename I::Out1>(a, ws);
-          }
-        },
-        [] { return cudaErrorInvalidValue; });
-  });
+  return dispatch_cuda(a.in_dtype, [&](auto t) -> cudaError_t { return run_family_in<Fam, typename decltype(t)::T>(a, ws); });
 }
 
 }  // namespace ops

@@ -226,6 +226,17 @@ def device_name(device) -> str:
     return torch.cuda.get_device_name() if str(device).startswith("cuda") else "cpu"
 
 
+def comparable(rec: dict, now: dict) -> tuple[dict, dict]:
+    """The recorded corpus (a loaded JSON document) and `now`, less the gradients when the torch
+    version differs from the recorded one: gradients are torch's formulas computed by torch's own
+    ops (exp, division, ...), whose last bits may change between torch versions."""
+    recorded = rec["corpus"]
+    if rec["torch"] != torch.__version__:
+        recorded = {k: v for k, v in recorded.items() if "grad=True" not in k}
+        now = {k: v for k, v in now.items() if "grad=True" not in k}
+    return recorded, now
+
+
 def compare(recorded: dict, now: dict) -> list[str]:
     """The keys whose digests differ, are missing now, or are new."""
     moved = [k for k in recorded if k in now and recorded[k] != now[k]]
@@ -252,10 +263,7 @@ def main(argv=None) -> int:
     if a.check:
         with open(a.check) as f:
             rec = json.load(f)
-        recorded = rec["corpus"]
-        if rec["torch"] != torch.__version__:  # gradients are torch's ops: compared under the recorded torch only
-            recorded = {k: v for k, v in recorded.items() if "grad=True" not in k}
-            now = {k: v for k, v in now.items() if "grad=True" not in k}
+        recorded, now = comparable(rec, now)
         diff = compare(recorded, now)
         errors = sum(v.startswith("error:") for v in now.values())
         print(f"corpus: {len(recorded)} recorded ({rec['device']}, torch {rec['torch']}), {len(now)} now "

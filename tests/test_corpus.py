@@ -20,13 +20,7 @@ def _check(device, path):
         rec = json.load(f)
     if rec["device"] != corpus.device_name(device):
         pytest.skip(f"corpus {os.path.basename(path)} was recorded on {rec['device']}, this is {corpus.device_name(device)}")
-    now = corpus.record(device)
-    recorded = rec["corpus"]
-    if rec["torch"] != torch.__version__:
-        # Gradients are torch's formulas computed by torch's own ops (exp, division, ...), whose
-        # last bits may change between torch versions: compared only under the recorded one.
-        recorded = {k: v for k, v in recorded.items() if "grad=True" not in k}
-        now = {k: v for k, v in now.items() if "grad=True" not in k}
+    recorded, now = corpus.comparable(rec, corpus.record(device))
     diff = corpus.compare(recorded, now)
     assert not diff, f"{len(diff)} of {len(rec['corpus'])} corpus results differ:\n" + "\n".join(diff[:30])
 

@@ -607,11 +607,6 @@ void step(StepKind kind, int64_t outer, int64_t extent, int64_t inner, const voi
   }
 }
 
-template <class F>
-void dispatch_in(DType d, F&& f) {
-  dispatch_cpu(d, [&](auto t) { f(t); });
-}
-
 }  // namespace
 
 bool cpu_dims_types_supported(DType in, DType acc, DType out) {
@@ -632,7 +627,7 @@ void cpu_dims_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner, 
                    DType acc_dtype, void* out, DType out_dtype) {
   TORCH_CHECK(cpu_dims_types_supported(in_dtype, acc_dtype, out_dtype), "reducekit: internal error: no CPU dims kernel for ",
               kDTypeNames[static_cast<int>(in_dtype)], " -> ", kDTypeNames[static_cast<int>(out_dtype)]);
-  dispatch_in(in_dtype, [&](auto t) {
+  dispatch_cpu(in_dtype, [&](auto t) {
     using In = typename decltype(t)::T;
     if constexpr (std::is_integral_v<In>) {
       step<In, uint64_t, int64_t>(kind, outer, extent, inner, in, out);
@@ -668,7 +663,7 @@ void cpu_dims_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner, 
 
 // The whole-tensor sum is one row of n values in the rows step's order.
 void cpu_full_sum(const void* in, int64_t n, DType dtype, void* out) {
-  dispatch_in(dtype, [&](auto t) {
+  dispatch_cpu(dtype, [&](auto t) {
     using In = typename decltype(t)::T;
     const auto* x = static_cast<const In*>(in);
     if constexpr (std::is_integral_v<In>) {

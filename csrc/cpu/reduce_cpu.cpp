@@ -26,11 +26,7 @@ constexpr int kMaxLevels = 64;
 template <class In>
 inline constexpr bool kHalfLike = std::is_same_v<In, c10::Half> || std::is_same_v<In, c10::BFloat16>;
 template <class In>
-using Val = red::ValueOf<In, kHalfLike<In>>;
-template <class In>
-using SumAcc = red::SumAccOf<kHalfLike<In>>;
-template <class In>
-using Wide = SumAcc<In>;  // the `wide` output
+using Wide = red::SumAccOf<kHalfLike<In>>;  // the `wide` output (dtype= widening): the sum accumulator
 
 template <class T, class In>
 inline T cvt(In v) {

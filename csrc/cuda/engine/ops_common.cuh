@@ -13,11 +13,7 @@ template <class In>
 inline constexpr bool kHalfLike = std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>;
 
 template <class In>
-using Val = red::ValueOf<In, kHalfLike<In>>;
-template <class In>
-using SumAcc = red::SumAccOf<kHalfLike<In>>;
-template <class In>
-using Wide = SumAcc<In>;  // the `wide` output
+using Wide = red::SumAccOf<kHalfLike<In>>;  // the `wide` output (dtype= widening): the sum accumulator
 
 template <class In, class Op, class Out0, class Out1 = Out0>
 cudaError_t run(const OpStep& a, size_t* ws) {

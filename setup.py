@@ -47,7 +47,7 @@ def fault_define() -> list[str]:
     return [f"-DRK_FAULT={names.index(name)}"]
 
 
-CPU_SOURCES = ["csrc/torch/library.cpp", "csrc/torch/sum.cpp", "csrc/torch/reduce.cpp", "csrc/cpu/dims_cpu.cpp",
+CPU_SOURCES = ["csrc/torch/library.cpp", "csrc/torch/module.cpp", "csrc/torch/hooks.cpp", "csrc/torch/sum.cpp", "csrc/torch/reduce.cpp", "csrc/cpu/dims_cpu.cpp",
                "csrc/cpu/exact_cpu.cpp", "csrc/cpu/reduce_cpu.cpp"]
 
 

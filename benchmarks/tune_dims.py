@@ -1,6 +1,6 @@
 """Tuning sweep of the dims engine's columns kernel (H200): for each column shape class, time every
 (tx0, lanes per thread) pair with the interleaved graph timing on cold L2, against the full sum of
-the same bytes, and print the best pair per case. The rule in csrc/cuda/engine/dims.cu (columns_shape)
+the same bytes, and print the best pair per case. The rule in csrc/cuda/engine/shapes.cu (columns_shape)
 is written from this output; NOTES.md quotes the run.
 
     python benchmarks/tune_dims.py [--dtypes float32 bfloat16 int32] [--json OUT.json]

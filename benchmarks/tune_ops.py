@@ -25,7 +25,7 @@ OPS = {
     "logsumexp": lambda v, d: reducekit.logsumexp(v, 0 if d is None else d),
     "argmax": lambda v, d: reducekit.argmax(v, d),
 }
-LPTS = [0, 1, 2, 4, 8, 16]  # 0: the rule in csrc/cuda/engine/dims.cu (rows_shape)
+LPTS = [0, 1, 2, 4, 8, 16]  # 0: the rule in csrc/cuda/engine/shapes.cu (rows_shape)
 
 
 def main():

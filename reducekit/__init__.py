@@ -35,8 +35,8 @@ def plot(*args, **kwargs):
     return _plot(*args, **kwargs)
 
 
-# sum, then every operator of core/op_table.h (reducekit._C.op_table()), by its public name.
-OPS = ("sum",) + tuple(t["public_name"] for t in _C.op_table())
+# Every operator of core/op_table.h (reducekit._C.op_table()), sum first, by its public name.
+OPS = tuple(t["public_name"] for t in _C.op_table())
 
 __all__ = ["sum", "mean", "prod", "amax", "amin", "aminmax", "nansum", "nanmean", "all", "any", "count_nonzero", "var", "std",
            "var_mean", "std_mean", "logsumexp", "argmax", "argmin", "linalg", "OPS", "exact_partial", "exact_round", "EXACT_WORDS", "methods", "method", "MethodInfo", "result_dtype", "benchmark", "plot", "__version__"]

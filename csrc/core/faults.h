@@ -25,7 +25,7 @@ namespace rk {
     "block_reduce: `tid & 31 == 0` (seed 000's precedence bug) decides which lane posts a warp sum")      \
   X(Index32, "index32", "grid-stride loops index with 32-bit int")                                       \
   X(SkipInit, "skip_init", "atomic methods: the result is not set to the identity before the atomics")   \
-  X(WrongIdentity, "wrong_identity", "SumOp's identity is 1, not 0 (tree padding and empty slots add 1)") \
+  X(WrongIdentity, "wrong_identity", "sum's monoid (red::SumM, the gallery's SumOp) has identity 1, not 0 (tree padding and empty slots add 1)") \
   X(CpuDropTail, "cpu_drop_tail", "CPU auto: the elements after the last 16-lane group are dropped")   \
   X(DimsDropLaneTail, "dims_drop_lane_tail", "dims rows/columns: a lane shorter than 64 bytes loses its last value") \
   X(DimsColumnTail, "dims_column_tail", "dims columns: the last C % V columns (past the last 16-byte vector) are not read") \

@@ -1,5 +1,6 @@
-// The operator table: one row per reduction that reducekit::reduce serves (every torch reduction but
-// sum, which runs its own plan), with every trait the code asks of an op. The CPU and CUDA
+// The operator table: one row per reduction (sum and every other torch reduction), with every trait
+// the code asks of an op. reducekit::reduce serves every row; sum also has its own schema,
+// reducekit::sum (torch.sum's signature, and the whole-tensor gallery strategies). The CPU and CUDA
 // dispatches, the torch front end (validation, result dtypes, empty slices, autograd), the gallery
 // routing and, through reducekit._C.op_table(), the Python wrappers' list, the fake kernel and the
 // benchmark's op list all read it. Adding an operator is one row here, its struct in
@@ -23,9 +24,9 @@ enum class Empty : int { Zero, One, NaN, NegInf, Error };
 //   integers, else the input's; RealValue: the real dtype of a complex input, else the input's.
 enum class Result : int { Input, LongIfIntegral, Truth, Long, DefaultIfIntegral, RealValue };
 // The gradient: None (not differentiable), or which formula of torch/library.cpp's backward.
-enum class Grad : int { None, Mean, NanSum, NanMean, Extreme, Moments, LogSumExp, ViaTorch };
+enum class Grad : int { None, Sum, Mean, NanSum, NanMean, Extreme, Moments, LogSumExp, ViaTorch };
 // The CUDA file that compiles the op's kernels (cuda/engine/ops_<family>.cu, compiled in parallel).
-enum class Family : int { Moments, Norms, Extrema, Logic, Count };
+enum class Family : int { Sums, Moments, Norms, Extrema, Logic, Count };
 
 // X(id, name, public name, outputs, float_only, takes_dtype, empty, result, grad, family, gallery)
 //   outputs      1, or 2 (var_mean/std_mean: (var or std, mean); aminmax: (min, max))
@@ -34,6 +35,7 @@ enum class Family : int { Moments, Norms, Extrema, Logic, Count };
 //   takes_dtype  accepts dtype= (16-bit floats -> float32 and float32 -> float64 read in place)
 //   gallery      the gallery's name for the op (core/methods.h GalleryOp), None where no strategy serves it
 #define RK_OPS(X)                                                                                                         \
+  X(Sum, "sum", "sum", 1, false, true, Zero, LongIfIntegral, Sum, Sums, Sum)                                 \
   X(Mean, "mean", "mean", 1, true, true, NaN, Input, Mean, Moments, None)                                    \
   X(Prod, "prod", "prod", 1, false, true, One, LongIfIntegral, ViaTorch, Logic, Prod)                        \
   X(Amax, "amax", "amax", 1, false, false, Error, Input, Extreme, Extrema, Max)                              \

@@ -609,7 +609,8 @@ void step(StepKind kind, int64_t outer, int64_t extent, int64_t inner, const voi
 
 }  // namespace
 
-bool cpu_dims_types_supported(DType in, DType acc, DType out) {
+namespace {
+bool types_supported(DType in, DType acc, DType out) {
   if (in == DType::Count) return false;
   if (!is_floating(in)) return acc == DType::Int64 && out == DType::Int64;
   switch (in) {
@@ -622,10 +623,11 @@ bool cpu_dims_types_supported(DType in, DType acc, DType out) {
     default: return false;
   }
 }
+}  // namespace
 
 void cpu_dims_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner, const void* in, DType in_dtype,
                    DType acc_dtype, void* out, DType out_dtype) {
-  TORCH_CHECK(cpu_dims_types_supported(in_dtype, acc_dtype, out_dtype), "reducekit: internal error: no CPU dims kernel for ",
+  TORCH_CHECK(types_supported(in_dtype, acc_dtype, out_dtype), "reducekit: internal error: no CPU dims kernel for ",
               kDTypeNames[static_cast<int>(in_dtype)], " -> ", kDTypeNames[static_cast<int>(out_dtype)]);
   dispatch_cpu(in_dtype, [&](auto t) {
     using In = typename decltype(t)::T;

@@ -11,16 +11,14 @@
 
 namespace rk {
 
-// One plan step on the CPU: values of in_dtype at `in` (dense), accumulated in acc_dtype, written
-// as out_dtype. Same (in, acc, out) triples as the CUDA kernels (dims_types_supported), with
-// acc Int64 meaning a wrapping 64-bit integer sum.
+// One step of sum's plan on the CPU: values of in_dtype at `in` (dense), accumulated in acc_dtype,
+// written as out_dtype: the triples of engine/op_desc.h's sum_step_types, with acc Int64 meaning a
+// wrapping 64-bit integer sum.
 void cpu_dims_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner, const void* in, DType in_dtype,
                    DType acc_dtype, void* out, DType out_dtype);
 
 // The whole-tensor CPU sum (dim=None) of n values: written as int64 for bool and integers, as the
 // input dtype for floats (float32 accumulates in float64, 16-bit floats in float32).
 void cpu_full_sum(const void* in, int64_t n, DType dtype, void* out);
-
-bool cpu_dims_types_supported(DType in, DType acc, DType out);
 
 }  // namespace rk

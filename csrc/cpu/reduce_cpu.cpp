@@ -5,6 +5,7 @@
 // is cut into chunks of kChunkLanes lanes (aligned subtrees) reduced in parallel and combined in
 // index order; columns are walked a tile of kTile columns at a time, row by row.
 #include "cpu/reduce_cpu.h"
+#include "cpu/dims_cpu.h"
 #include "cpu/dispatch_cpu.h"
 #include "engine/op_impl.h"
 
@@ -168,6 +169,15 @@ void run_impl(const OpDesc& d) {
 }  // namespace
 
 void cpu_op_step(const OpDesc& d) {
+  if (d.op == red::OpKind::Sum) {
+    // sum's steps run on the CPU's vector sum kernels (cpu/dims_cpu.cpp: chunks of 2^16 values in
+    // 16 lanes, an order of their own that the CPU's results have always had), in the dtypes that
+    // OpImpl<Sum> gives the CUDA kernels.
+    const SumStepTypes t = sum_step_types(d);
+    cpu_dims_step(d.kind, d.outer, d.extent, d.inner, d.in, t.in, t.acc, d.out0, t.out);
+    return;
+  }
+  TORCH_CHECK(!d.in_partial && !d.out_partial, "reducekit: internal error: ", red::op_name(d.op), " in a plan of several steps on the CPU");
   dispatch_cpu(d.in_dtype, [&](auto t) {
     using In = typename decltype(t)::T;
     red::for_op(
@@ -176,6 +186,8 @@ void cpu_op_step(const OpDesc& d) {
           constexpr red::OpKind K = decltype(k)::value;
           if constexpr (std::is_integral_v<In> && red::op_traits(K).float_only) {
             TORCH_CHECK(false, "reducekit: internal error: float-only op ", red::op_name(K), " on an integer input");
+          } else if constexpr (K == red::OpKind::Sum) {
+            TORCH_CHECK(false, "reducekit: internal error: sum reached the operators' loops");
           } else {
             // The CPU's types: TypesOf's kHost (Welford's runs in float64, engine/op_impl.h says why).
             run_impl<In, red::OpImpl<K, decltype(o)::value, In, kHalfLike<In>, red::TypesOf<In, kHalfLike<In>, true>>>(d);

@@ -83,7 +83,7 @@ cudaError_t launch(Method m, const ReduceArgs& a) {
 namespace {
 using OpFamily = cudaError_t (*)(const OpStep&, size_t*);
 // One entry per red::Family, in its order (core/op_table.h's family column routes each op).
-constexpr OpFamily kOpFamilies[] = {&ops_moments, &ops_norms, &ops_extrema, &ops_logic};
+constexpr OpFamily kOpFamilies[] = {&family_sums, &family_moments, &family_norms, &family_extrema, &family_logic};
 static_assert(sizeof(kOpFamilies) / sizeof(kOpFamilies[0]) == static_cast<int>(red::Family::Count), "one entry per family");
 
 OpFamily op_family(red::OpKind op) { return kOpFamilies[static_cast<int>(red::op_traits(op).family)]; }
@@ -97,7 +97,7 @@ size_t op_step_workspace(const OpStep& a) {
 
 cudaError_t op_step_launch(const OpStep& a) {
   if (a.outer <= 0 || a.extent <= 0 || a.inner <= 0 || !a.in || !a.out0) return cudaErrorInvalidValue;
-  if (!op_supported(a.op, a.in_dtype)) return cudaErrorInvalidValue;
+  if (!op_supported(a.op, a.in_dtype) || (a.in_partial && a.op != red::OpKind::Sum)) return cudaErrorInvalidValue;
   return op_family(a.op)(a, nullptr);
 }
 

@@ -11,6 +11,7 @@
 #include "engine/plan.h"
 #include "engine/op_desc.h"
 #include "core/methods.h"
+#include "tuning/tuning.h"
 
 namespace rk {
 
@@ -63,51 +64,26 @@ int single_pass_slots_used(int device);
 cudaError_t read_probe_launch(const void* v, int64_t nvec, unsigned long long* sink, int block, int unroll, int waves,
                               int num_sms, cudaStream_t stream);
 
-// One step of the dims engine's plan (engine/plan.h) over a dense operand at `in`:
-//   rows:    `outer` rows of `extent` contiguous values -> out[outer]
-//   columns: `outer` batches of an extent x inner matrix reduced over extent -> out[outer][inner]
-// Values are read as in_dtype, summed in acc_dtype in the plan's fixed order, written as
-// out_dtype (a later step's input when the plan has several).
-struct DimsStep {
-  StepKind kind = StepKind::Rows;
-  int64_t outer = 1, extent = 1, inner = 1;
-  const void* in = nullptr;
-  DType in_dtype = DType::Float32, acc_dtype = DType::Float64, out_dtype = DType::Float32;
-  void* out = nullptr;
-  void* workspace = nullptr;  // dims_step_workspace(...) bytes: the block partials of split rows/columns
-  cudaStream_t stream = nullptr;
-  int cc = 0;
-  int num_sms = 0;
-  bool pdl = false;  // programmatic dependent launch of the step's first kernel (its second always)
-};
-// Whether the dims kernels are compiled for this (input, accumulator, output) triple.
-bool dims_types_supported(DType in, DType acc, DType out);
-size_t dims_step_workspace(const DimsStep& a);
-// Tuning harness: force the columns kernel's row-segment threads (tx0: 1..32, a power of two) and
-// lanes per thread (lpt: 1, 2, 4 or 8); 0 restores the built-in rule. Not thread-safe; tests and
-// benchmarks/tune_dims.py only.
-void dims_set_columns_config(int tx0, int lpt, int* old_tx0, int* old_lpt);
-// Tuning hook: force the operators' rows kernel lanes per thread (0 restores the rule); returns the previous value.
-int ops_set_rows_lanes(int lpt);
-cudaError_t dims_step_launch(const DimsStep& a);
 
-// Every reduction but sum as one step of the engine (cuda/engine/reduce.cuh); engine/op_desc.h says
-// what a step computes and writes.
+// One step of any reduction, sum included, on the engine (cuda/engine/reduce.cuh); engine/op_desc.h
+// says what a step computes and writes.
 struct OpStep : OpDesc {
   void* workspace = nullptr;  // op_step_workspace(...) bytes
   unsigned int* counter = nullptr;  // a single row: the stream's counter (stream_counter), for a one-launch finish
   cudaStream_t stream = nullptr;
   int cc = 0, num_sms = 0;
   bool pdl = false;
+  TuningOverrides tuning;  // the tuning harness's (all zero: the rules)
 };
 size_t op_step_workspace(const OpStep& a);
 cudaError_t op_step_launch(const OpStep& a);
-// One family of operators per .cu file (compiled in parallel); op_step_launch routes to them. With
-// `ws` non-null they only write the step's workspace bytes there.
-cudaError_t ops_moments(const OpStep& a, size_t* ws);
-cudaError_t ops_norms(const OpStep& a, size_t* ws);
-cudaError_t ops_extrema(const OpStep& a, size_t* ws);
-cudaError_t ops_logic(const OpStep& a, size_t* ws);
+// One family of operators (core/op_table.h's family column) per .cu file (compiled in parallel);
+// op_step_launch routes to them. With `ws` non-null they only write the step's workspace bytes there.
+cudaError_t family_sums(const OpStep& a, size_t* ws);
+cudaError_t family_moments(const OpStep& a, size_t* ws);
+cudaError_t family_norms(const OpStep& a, size_t* ws);
+cudaError_t family_extrema(const OpStep& a, size_t* ws);
+cudaError_t family_logic(const OpStep& a, size_t* ws);
 
 // method="exact" (exact.cu): correctly rounded sums of `rows` contiguous rows of `len` values of
 // a float dtype, each written as one value of out_fmt, or (words) as exact::kExactWords int64.
@@ -123,15 +99,14 @@ struct ExactArgs {
   cudaStream_t stream = nullptr;
   int num_sms = 1, cc = 0;
   bool pdl = true;
+  TuningOverrides tuning;  // tests: exact_block, exact_unroll, exact_bpr (all zero: the rule)
 };
 size_t exact_workspace(const ExactArgs& a);
 cudaError_t exact_launch(const ExactArgs& a);
 // Rounds `rows` rows of shard words into out_fmt values.
 cudaError_t exact_round_launch(const int64_t* words, int64_t rows, void* out, exact::OutFmt o, cudaStream_t stream);
-// Test hook: force (block, unroll) (a compiled pair, or 0, 0 for the rule) and blocks per row
-// (0 for the rule). Not thread-safe; tests only.
+// Whether (block, unroll) is a compiled configuration of exact's kernel (or 0, 0: the rule).
 bool exact_config_supported(int block, int unroll);
-void exact_set_config(int block, int unroll, int bpr);
 // The per-stream counter that single_pass's last-block finish uses (zero between kernels; a
 // kernel that takes it resets it when done), or nullptr when every slot is taken.
 unsigned int* stream_counter(int device, cudaStream_t s);

@@ -1,14 +1,17 @@
-// One step of a reduction operator (engine/reduce_ops.h) over a dense operand, as the CPU loops
-// (cpu/reduce_cpu.cpp) and the CUDA launcher (cuda/launchers.h, OpStep) both take it:
+// One step of a reduction operator (engine/op_impl.h) over a dense operand, as the CPU
+// (cpu/reduce_cpu.cpp) and the CUDA engine (cuda/launchers.h, OpStep) both take it: the one step
+// type of every operator, sum included.
 //   rows:    `outer` rows of `extent` contiguous values -> out[outer]
 //   columns: `outer` batches of an extent x inner matrix reduced over extent -> out[outer][inner]
-// A full reduction is one row. Output dtypes, by op: the input's (or, with `wide`, float32 for
-// 16-bit floats and float64 for float32) for mean, nansum, nanmean, vector_norm and float prod;
-// int64 for integer prod, count_nonzero, argmax and argmin; bool for all and any; the input's for
-// var/std (out0) and their means (out1), logsumexp, amax, amin and aminmax (out0 min, out1 max).
-// Integer inputs reach mean, nansum, nanmean, var, vector_norm and logsumexp only after a cast
-// (torch's promotion) or as sum, so those ops take float dtypes (op_supported). Torch-free,
-// CUDA-free.
+// A full reduction is one row. The output types are OpImpl's for in_dtype (Out0, Out1; with
+// `wide`, the sum accumulator for the first). Integer inputs reach the float-only ops only after a
+// cast (torch's promotion), so those ops take float dtypes (op_supported).
+//
+// A plan of several steps (engine/plan.h: reduced dims that do not merge into one extent) passes
+// partials between them, for the ops whose accumulator is a plain sum (OpImpl::kPartials: sum,
+// nansum): every step but the last writes the accumulator (out_partial), and every step but the
+// first reads it (in_partial) and adds it with sum's operator. in_dtype stays the reduction's
+// input dtype throughout: it fixes the accumulator and output types. Torch-free, CUDA-free.
 #pragma once
 
 #include <cstdint>
@@ -29,12 +32,28 @@ struct OpDesc {
   void* out0 = nullptr;
   void* out1 = nullptr;  // the second output of var_mean, std_mean and aminmax
   bool wide = false;
+  bool in_partial = false;   // `in` holds the previous step's accumulators (the op is then sum)
+  bool out_partial = false;  // out0 receives accumulators for the next step
   red::Params params;
 };
 
 inline bool op_supported(red::OpKind op, DType in) {
   if (op == red::OpKind::Count || in == DType::Count) return false;
   return !op_float_only(op) || is_floating(in);
+}
+
+// The step's (read, accumulate, write) dtypes when the op is sum: the CPU runs sum's steps on its
+// own vector kernels (cpu/dims_cpu.h), which take them as dtypes. The accumulator: float32 for
+// 16-bit floats, float64 for float32 and float64, a wrapping int64 for bool and integers (the
+// CUDA types: OpImpl<Sum>).
+struct SumStepTypes {
+  DType in, acc, out;
+};
+inline SumStepTypes sum_step_types(const OpDesc& d) {
+  const DType src = d.in_dtype;
+  const DType acc = !is_floating(src) ? DType::Int64 : (dtype_bytes(src) == 2 ? DType::Float32 : DType::Float64);
+  const DType out = d.out_partial ? acc : (!is_floating(src) ? DType::Int64 : (d.wide ? acc : src));
+  return {d.in_partial ? acc : src, acc, out};
 }
 
 }  // namespace rk

@@ -6,8 +6,9 @@
 //   OpImpl<K, O, In, kHalf>::Op          the operator struct
 //   OpImpl<K, O, In, kHalf>::Out0, Out1  the output types (Out1: var_mean/std_mean's mean, aminmax's max)
 //   OpImpl<K, O, In, kHalf>::kWide       the first output may be the `wide` type (dtype= widening)
+//   OpImpl<K, O, In, kHalf>::kPartials   steps may pass the accumulator on (sum and nansum: plans of several steps)
 //
-// O (vector_norm's ord) matters to Norm only. for_each_impl() calls a visitor with the OpImpl of
+// O (vector_norm's ord) matters to Norm only. for_op() calls a visitor with the OpImpl of
 // an (op, ord) pair from a switch generated from core/op_table.h: an op without an OpImpl is a
 // compile error.
 #pragma once
@@ -45,16 +46,34 @@ struct Impl {
   using Out0 = Out0_;
   using Out1 = Out1_;
   static constexpr bool kWide = kWide_;
+  // Whether a plan of several steps may run the op (engine/op_desc.h's partials): its accumulator
+  // is a plain sum, written by one step and added by sum's operator in the next.
+  static constexpr bool kPartials = false;
 };
 
 template <OpKind K, NormOrd O, class In, bool kHalf, class Ty = TypesOf<In, kHalf>>
 struct OpImpl;
 
+// sum: the value converted to the accumulator (a wrapping int64 for bool and integers, A for
+// floats) and added; output int64 for bool and integers, else the input's dtype or (dtype=) the
+// wide one. Its accumulator is plain, so a plan of several steps passes it between them
+// (kPartials, engine/op_desc.h).
+template <class In, class Ty>
+using SumAcc = std::conditional_t<std::is_integral_v<In>, int64_t, typename Ty::A>;
+template <NormOrd O, class In, bool H, class Ty>
+struct OpImpl<OpKind::Sum, O, In, H, Ty>
+    : Impl<MapReduce<SumAcc<In, Ty>, SumAcc<In, Ty>, SumM>, std::conditional_t<std::is_integral_v<In>, int64_t, In>,
+           std::conditional_t<std::is_integral_v<In>, int64_t, In>, !std::is_integral_v<In>> {
+  static constexpr bool kPartials = true;
+};
 // Sums of the value: accumulated as sum's, output the input's dtype or (dtype=) the wide one.
 template <NormOrd O, class In, bool H, class Ty>
 struct OpImpl<OpKind::Mean, O, In, H, Ty> : Impl<MapReduce<typename Ty::A, typename Ty::A, SumM, MapId, FinMean>, In, In, true> {};
+// nansum's partials are sum's: a later step adds them as sum does (a NaN partial, from inf - inf, stays NaN).
 template <NormOrd O, class In, bool H, class Ty>
-struct OpImpl<OpKind::NanSum, O, In, H, Ty> : Impl<MapReduce<typename Ty::A, typename Ty::A, SumM, MapNanZero>, In, In, true> {};
+struct OpImpl<OpKind::NanSum, O, In, H, Ty> : Impl<MapReduce<typename Ty::A, typename Ty::A, SumM, MapNanZero>, In, In, true> {
+  static constexpr bool kPartials = true;
+};
 template <NormOrd O, class In, bool H, class Ty>
 struct OpImpl<OpKind::NanMean, O, In, H, Ty> : Impl<NanMean<typename Ty::A, typename Ty::A>, In, In, true> {};
 // Products multiply in the value type (integers wrap in int64, as torch's).

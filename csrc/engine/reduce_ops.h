@@ -111,7 +111,7 @@ RK_HD T m_abs(T v) {
 // whole-tensor strategies (cuda/block/common.cuh) take these too.
 struct SumM {
   template <class A>
-  RK_HD static A identity() { return A(0); }
+  RK_HD static A identity() { return A(RK_FAULT_IS(WrongIdentity) ? 1 : 0); }  // planted: padding adds 1
   template <class A>
   RK_HD static A combine(A a, A b) {
     if constexpr (std::is_integral_v<A> && std::is_signed_v<A>) {

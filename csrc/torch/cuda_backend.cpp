@@ -13,6 +13,7 @@
 
 #include "cuda/launchers.h"
 #include "torch/frontend.h"
+#include "torch/hooks.h"
 #include "tuning/tuning.h"
 
 namespace rk {
@@ -109,30 +110,8 @@ at::Tensor full_cuda(const at::Tensor& x, Method m) { return reduce_cuda(x, m, t
 
 at::Tensor full_op_cuda(const at::Tensor& x, Method m, GalleryOp op) { return reduce_cuda(x, m, to_rk_dtype(x), 0, 0, 0, true, op); }
 
-// One plan step of the dims engine on the input's device and current stream; the block partials
-// of split rows and columns come from the caching allocator.
-void step_cuda(const at::Tensor& like, const Step& s, const void* in, DType in_dt, DType acc_dt, void* out, DType out_dt) {
-  const c10::cuda::CUDAGuard guard(like.device());
-  DimsStep a;
-  a.kind = s.kind;
-  a.outer = s.outer;
-  a.extent = s.extent;
-  a.inner = s.inner;
-  a.in = in;
-  a.in_dtype = in_dt;
-  a.acc_dtype = acc_dt;
-  a.out = out;
-  a.out_dtype = out_dt;
-  a.stream = c10::cuda::getCurrentCUDAStream().stream();
-  a.cc = device_info(like.get_device()).cc;
-  a.num_sms = device_info(like.get_device()).num_sms;
-  const at::Tensor ws = workspace(dims_step_workspace(a), like);
-  a.workspace = ws.defined() ? ws.mutable_data_ptr() : nullptr;
-  C10_CUDA_CHECK(dims_step_launch(a));
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-}
-
-// One step of a reduction operator on the input's device and current stream.
+// One engine step of a reduction on the input's device and current stream; the block partials of
+// split rows and columns come from the caching allocator.
 void op_step_cuda(const at::Tensor& like, const OpDesc& d) {
   const c10::cuda::CUDAGuard guard(like.device());
   OpStep a;
@@ -140,6 +119,7 @@ void op_step_cuda(const at::Tensor& like, const OpDesc& d) {
   a.stream = c10::cuda::getCurrentCUDAStream().stream();
   a.cc = device_info(like.get_device()).cc;
   a.num_sms = device_info(like.get_device()).num_sms;
+  a.tuning = tuning_overrides();
   if (d.kind == StepKind::Rows && d.outer == 1) a.counter = stream_counter(like.get_device(), a.stream);
   const at::Tensor ws = workspace(op_step_workspace(a), like);
   a.workspace = ws.defined() ? ws.mutable_data_ptr() : nullptr;
@@ -163,6 +143,7 @@ void exact_rows_cuda(const at::Tensor& x2d, at::Tensor& out, bool words) {
   a.stream = c10::cuda::getCurrentCUDAStream().stream();
   a.num_sms = dev.num_sms;
   a.cc = dev.cc;
+  a.tuning = tuning_overrides();
   if (a.rows == 1) a.counter = stream_counter(x2d.get_device(), a.stream);
   const at::Tensor ws = workspace(exact_workspace(a), x2d);
   a.workspace = ws.defined() ? ws.mutable_data_ptr() : nullptr;
@@ -178,8 +159,7 @@ void exact_round_cuda(const at::Tensor& w2d, at::Tensor& out) {
 }
 
 const Backend& cuda_backend() {
-  static const Backend cuda{&full_cuda, &step_cuda, &dims_types_supported, &exact_rows_cuda, &exact_round_cuda, &op_step_cuda,
-                            &full_op_cuda};
+  static const Backend cuda{&full_cuda, &exact_rows_cuda, &exact_round_cuda, &op_step_cuda, &full_op_cuda};
   return cuda;
 }
 

@@ -34,15 +34,12 @@ struct Backend {
   // Whole-tensor reduction (dim=None) of a dense real input with `method`: a 0-dim tensor of
   // result_dtype(x).
   at::Tensor (*full)(const at::Tensor& x, Method m);
-  // One plan step; `like` is the input tensor (its device, for guards and streams).
-  void (*step)(const at::Tensor& like, const Step& s, const void* in, DType in_dt, DType acc_dt, void* out, DType out_dt);
-  bool (*types_supported)(DType in, DType acc, DType out);
   // method="exact" over the rows of a contiguous (rows, len) float tensor: `out` holds rows values
   // (its dtype, a float) or, with words, rows x exact::kExactWords int64.
   void (*exact_rows)(const at::Tensor& x2d, at::Tensor& out, bool words);
   // Rounds rows of shard words (contiguous (rows, kExactWords) int64) into out's float dtype.
   void (*exact_round)(const at::Tensor& words2d, at::Tensor& out);
-  // One step of a reduction operator (engine/op_desc.h); `like` gives the device.
+  // One engine step of any reduction, sum included (engine/op_desc.h); `like` gives the device.
   void (*op_step)(const at::Tensor& like, const OpDesc& d);
   // A gallery method's whole-tensor prod, amax, amin, all or any (CUDA methods only): a 0-dim
   // tensor of torch.sum's result dtype for x.
@@ -52,6 +49,12 @@ struct Backend {
 // reducekit::sum with torch.sum's signature and semantics, on a backend.
 at::Tensor sum_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype,
                     c10::string_view method, const Backend& be);
+
+// op (sum, or nansum: the ops whose steps pass partials, engine/op_desc.h) of dense-or-not x over
+// `reduced` in the engine plan's steps, as a contiguous result of dtype out_t (the natural or, with
+// wide, the sum accumulator's dtype).
+at::Tensor reduce_plan(const at::Tensor& x, const std::vector<bool>& reduced, bool keepdim, red::OpKind op, bool wide,
+                       at::ScalarType out_t, const Backend& be);
 
 // reducekit.exact_partial: the exact intermediate (shard words) of a float tensor over dims.
 at::Tensor exact_partial_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, const Backend& be);

@@ -104,10 +104,6 @@ at::Tensor full_cpu(const at::Tensor& self, Method) {
   return out;
 }
 
-void step_cpu(const at::Tensor&, const Step& s, const void* in, DType in_dt, DType acc_dt, void* out, DType out_dt) {
-  cpu_dims_step(s.kind, s.outer, s.extent, s.inner, in, in_dt, acc_dt, out, out_dt);
-}
-
 void exact_rows_cpu(const at::Tensor& x2d, at::Tensor& out, bool words) {
   cpu_exact_rows(x2d.const_data_ptr(), to_rk_dtype(x2d), x2d.size(0), x2d.size(1), out.mutable_data_ptr(),
                  words ? exact::OutFmt::Double : out_fmt(out.scalar_type()), words);
@@ -125,8 +121,7 @@ at::Tensor full_op_cpu(const at::Tensor&, Method m, GalleryOp) {
 }
 
 const Backend& cpu_backend() {
-  static const Backend cpu{&full_cpu, &step_cpu, &cpu_dims_types_supported, &exact_rows_cpu, &exact_round_cpu, &op_step_cpu,
-                           &full_op_cpu};
+  static const Backend cpu{&full_cpu, &exact_rows_cpu, &exact_round_cpu, &op_step_cpu, &full_op_cpu};
   return cpu;
 }
 
@@ -273,6 +268,9 @@ class ReduceBackward : public torch::autograd::Function<ReduceBackward> {
     // The op's formula (core/op_table.h's grad column); every Grad is a case.
     switch (red::op_traits(op).grad) {
       case red::Grad::None: break;  // reduce_autograd records no graph for these
+      case red::Grad::Sum:  // reducekit::reduce(op="sum"): reducekit::sum's own schema has SumBackward
+        add(undefined_or(grads[0], [&](const at::Tensor& g) { return keep(g).expand(x.sizes()); }));
+        break;
       case red::Grad::Mean:
         add(undefined_or(grads[0], [&](const at::Tensor& g) { return keep(g).expand(x.sizes()) / static_cast<double>(n); }));
         break;
@@ -427,8 +425,9 @@ at::Tensor reduce1_entry(const std::string& op, const at::Tensor& self, const py
 }
 }  // namespace
 
-PYBIND11_MODULE(_C, m) {
-  m.doc() = "reducekit native extension: registers torch.ops.reducekit and exposes the method registry";
+namespace rk {
+// reducekit._C's fast calls (torch/module.cpp assembles the module).
+void bind_calls(pybind11::module_& m) {
   // wrap_pybind_function: torch's error and warning handling, so that C++ warnings (for example
   // use_deterministic_algorithms(True, warn_only=True)) reach Python's warnings module.
   m.def("sum", torch::wrap_pybind_function(sum_entry), "Dispatcher call of reducekit::sum", pybind11::arg("input"),
@@ -445,139 +444,5 @@ PYBIND11_MODULE(_C, m) {
         pybind11::arg("op"), pybind11::arg("input"), pybind11::arg("dim") = pybind11::none(), pybind11::arg("keepdim") = false,
         pybind11::arg("dtype") = pybind11::none(), pybind11::arg("ord") = 2.0, pybind11::arg("correction") = 1.0,
         pybind11::arg("method") = "auto");
-  m.def("ops", [] {
-    pybind11::list out;
-    for (const auto& t : rk::red::kOps) out.append(t.name);
-    return out;
-  }, "The op names reducekit::reduce takes");
-  m.def("op_table", [] {
-    pybind11::list out;
-    for (const auto& t : rk::red::kOps) {
-      pybind11::dict d;
-      d["name"] = t.name;
-      d["public_name"] = t.public_name;
-      d["outputs"] = t.outputs;
-      d["float_only"] = t.float_only;
-      d["takes_dtype"] = t.takes_dtype;
-      d["differentiable"] = t.grad != rk::red::Grad::None;
-      d["identity"] = t.empty != rk::red::Empty::Error;
-      d["gallery"] = t.gallery != rk::GalleryOp::None;
-      out.append(d);
-    }
-    return out;
-  }, "core/op_table.h, a dict per operator of reducekit::reduce: name, public_name (reducekit's function), outputs, "
-     "float_only, takes_dtype, differentiable, identity (an empty slice has a value), gallery (a gallery strategy serves it)");
-  m.def("dims_plan", [](std::vector<int64_t> sizes, std::vector<int64_t> strides, std::vector<int64_t> dims, int64_t elem_bytes) {
-    TORCH_CHECK_VALUE(sizes.size() == strides.size() && sizes.size() <= static_cast<size_t>(rk::kMaxDims), "dims_plan: bad shape");
-    std::vector<bool> red(sizes.size(), dims.empty());
-    for (int64_t d : dims) red.at(d < 0 ? d + static_cast<int64_t>(sizes.size()) : d) = true;
-    const rk::Plan p = rk::plan_for(sizes, strides, red);
-    pybind11::list steps;
-    for (int i = 0; i < p.nsteps; ++i) {
-      const rk::Step& s = p.steps[i];
-      pybind11::dict d;
-      d["kind"] = rk::step_name(s.kind);
-      d["outer"] = s.outer;
-      d["extent"] = s.extent;
-      d["inner"] = s.inner;
-      d["depth"] = rk::step_depth(s.extent, static_cast<int>(elem_bytes));
-      steps.append(d);
-    }
-    return steps;
-  }, "The dims engine's plan for a dense tensor of (sizes, strides) reduced over dims ([] = all): a list of steps "
-     "{kind: rows|columns, outer, extent, inner, depth (additions on the longest path in the CUDA order for an element "
-     "of elem_bytes bytes; later steps read the accumulator)}", pybind11::arg("sizes"), pybind11::arg("strides"),
-     pybind11::arg("dims"), pybind11::arg("elem_bytes"));
-  m.def("methods", [] {
-    pybind11::list out;
-    for (const auto& i : rk::kMethods) {
-      pybind11::dict d;
-      d["name"] = i.name;
-      d["devices"] = i.devices;
-      d["deterministic_int"] = i.deterministic_int;
-      d["deterministic_float"] = i.deterministic_float;
-      d["launches"] = i.launches;
-      d["host_sync"] = i.host_sync;
-      d["source"] = i.source;
-      d["idea"] = i.idea;
-      d["ops"] = i.ops;
-      out.append(d);
-    }
-    return out;
-  });
-  m.def("faults", [] {
-    pybind11::list out;
-    for (const auto& f : rk::kFaults) out.append(pybind11::make_tuple(f.name, f.what));
-    return out;
-  }, "(name, what it plants) of every planted fault a build can compile in (csrc/core/faults.h)");
-  m.attr("EXACT_WORDS") = rk::exact::kExactWords;
-  m.attr("EXACT_LIMBS") = rk::exact::kUnivLimbs;
-  m.attr("EXACT_BASE") = rk::exact::kUnivBase;
-  m.attr("fault") = rk::kFaults[static_cast<int>(rk::kFault)].name;
-  m.def("auto_choice", [](const std::string& dtype, int64_t n, int cc, bool captured) {
-    int d = 0;
-    while (d < static_cast<int>(rk::DType::Count) && dtype != rk::kDTypeNames[d]) ++d;
-    TORCH_CHECK_VALUE(d < static_cast<int>(rk::DType::Count), "reducekit._C.auto_choice: unknown dtype '" + dtype + "'");
-    const rk::AutoChoice c = rk::choose_auto(static_cast<rk::DType>(d), n, cc, captured);
-    return pybind11::make_tuple(rk::method_info(c.method).name, c.block, c.unroll, c.grid);
-  }, "(method, block, unroll, grid) that auto picks on CUDA for this dtype name, size and compute capability, in an eager call "
-     "or (captured=True) inside CUDA graph capture", pybind11::arg("dtype"), pybind11::arg("n"), pybind11::arg("cc"),
-     pybind11::arg("captured") = false);
-#ifdef RK_WITH_CUDA
-  m.def("_dims_columns_config", [](int tx0, int lpt) {
-    TORCH_CHECK_VALUE((tx0 == 0 || (tx0 >= 1 && tx0 <= 32 && (tx0 & (tx0 - 1)) == 0)) &&
-                      (lpt == 0 || lpt == 1 || lpt == 2 || lpt == 4 || lpt == 8),
-                      "reducekit._C._dims_columns_config: tx0 must be 0 or a power of two up to 32, lpt 0, 1, 2, 4 or 8");
-    int old_tx0 = 0, old_lpt = 0;
-    rk::dims_set_columns_config(tx0, lpt, &old_tx0, &old_lpt);
-    return pybind11::make_tuple(old_tx0, old_lpt);
-  }, "Tuning hook: force the dims columns kernel's (tx0, lanes per thread); (0, 0) restores the rule. Returns the previous pair.",
-     pybind11::arg("tx0"), pybind11::arg("lpt"));
-  m.def("_ops_rows_lanes", [](int lpt) {
-    TORCH_CHECK_VALUE(lpt >= 0 && lpt <= 16 && (lpt & (lpt - 1)) == 0,
-                      "reducekit._C._ops_rows_lanes: lpt must be 0 (the rule) or a power of two up to 16, got " + std::to_string(lpt));
-    return rk::ops_set_rows_lanes(lpt);
-  }, "Tuning hook: force the operators' rows kernel lanes per thread; 0 restores the rule. Returns the previous value.",
-     pybind11::arg("lpt"));
-  m.def("_exact_config", [](int block, int unroll, int bpr) {
-    TORCH_CHECK_VALUE(rk::exact_config_supported(block, unroll) && bpr >= 0 && bpr <= (1 << 20),
-                      "reducekit._C._exact_config: (block=" + std::to_string(block) + ", unroll=" + std::to_string(unroll) +
-                          ") is not compiled (see RK_EXACT_CONFIGS in csrc/cuda/engine/exact.cu), or bpr=" + std::to_string(bpr) +
-                          " is outside 0..2^20");
-    rk::exact_set_config(block, unroll, bpr);
-  }, "Test hook: force method='exact''s CUDA (block, unroll) and blocks per row; (0, 0, 0) restores the rule.",
-     pybind11::arg("block"), pybind11::arg("unroll"), pybind11::arg("bpr"));
-  m.def("_exact_configs", [] {
-    pybind11::list out;
-    for (int b : {64, 128, 256, 512})
-      for (int u : {2, 4})
-        if (rk::exact_config_supported(b, u)) out.append(pybind11::make_tuple(b, u));
-    return out;
-  }, "(block, unroll) pairs compiled for method='exact' on CUDA");
-  m.def("_single_pass_slots", [](int device, int limit) {
-    const int old = rk::single_pass_set_slot_limit(limit);
-    return pybind11::make_tuple(rk::single_pass_slots_used(device), old);
-  }, "Test hook: (slots used on device, previous limit); limit >= 0 sets how many counter slots single_pass hands out");
-#endif
-  m.def("dtypes", [] {
-    pybind11::list out;
-    for (int i = 0; i < static_cast<int>(rk::DType::Count); ++i) out.append(rk::kDTypeNames[i]);
-    return out;
-  });
-  m.def("single_pass_configs", [] {
-    pybind11::list out;
-#ifdef RK_WITH_CUDA
-    for (int i = 0; i < rk::single_pass_config_count(); ++i) {
-      int block = 0, unroll = 0;
-      rk::single_pass_config(i, &block, &unroll);
-      out.append(pybind11::make_tuple(block, unroll));
-    }
-#endif
-    return out;
-  }, "(block, unroll) pairs compiled for single_pass (empty in a CPU-only build)");
-#ifdef RK_WITH_CUDA
-  m.attr("cuda_built") = true;
-#else
-  m.attr("cuda_built") = false;
-#endif
 }
+}  // namespace rk

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "torch/frontend.h"
@@ -208,29 +209,36 @@ at::Tensor reduce_gallery(const at::Tensor& self, OpKind op, at::OptionalIntArra
   return r.to(res).reshape(reduced_shape(self.sizes(), reduced, keepdim));
 }
 
-std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_name_, at::OptionalIntArrayRef dim, bool keepdim,
-                                    std::optional<at::ScalarType> dtype, double ord_value, double correction, c10::string_view method,
-                                    const Backend& be) {
-  const OpKind op = parse_op(op_name_);
-  const std::string name = std::string("reducekit.") + op_traits(op).public_name;
-  const Method m = parse_method(method);
-  check_input(op, self, dtype);
-  check_device(m, self, name.c_str());
-  if (m != Method::Auto) return {reduce_gallery(self, op, dim, keepdim, dtype, m, be)};
-  const int64_t nd = self.dim();
-  TORCH_CHECK_VALUE(nd <= kMaxDims, name + ": input has " + std::to_string(nd) + " dims; at most " + std::to_string(kMaxDims) +
-                                        " are supported.");
-  // argmax/argmin without a dim reduce the flattened input (its logical order).
-  const bool flat_arg = (op == OpKind::ArgMax || op == OpKind::ArgMin) && !dim.has_value();
-  const std::vector<bool> reduced = dim.has_value() ? reduced_dims(*dim, nd) : std::vector<bool>(nd, true);
-  const std::vector<int64_t> out_sizes = flat_arg ? (keepdim ? std::vector<int64_t>(nd, 1) : std::vector<int64_t>{})
-                                                  : reduced_shape(self.sizes(), reduced, keepdim);
-  int64_t n = 1;  // values per output
-  for (int64_t i = 0; i < nd; ++i)
-    if (reduced[i]) n *= self.size(i);
+namespace {
 
-  // Result dtype(s); dtype= casts the input first (16-bit -> float32 and float32 -> float64 are
-  // read in place: the `wide` outputs).
+using Outputs = std::vector<at::Tensor>;
+
+// A reducekit::reduce call with its dims resolved: the shared inputs of the steps below.
+struct Call {
+  OpKind op;
+  std::string name;  // "reducekit.<public name>", for messages
+  c10::string_view op_name;
+  at::OptionalIntArrayRef dim;
+  bool keepdim;
+  double ord_value, correction;
+  c10::string_view method;
+  int64_t nd;
+  bool flat_arg;  // argmax/argmin without a dim: the flattened input (its logical order)
+  std::vector<bool> reduced;
+  std::vector<int64_t> out_sizes;
+  int64_t n;  // values per output
+};
+
+// The input the engine reads and the result dtype: torch's promotion, dtype= casting the input
+// first (16-bit -> float32 and float32 -> float64 are read in place: the `wide` outputs).
+struct Promoted {
+  at::Tensor x;
+  at::ScalarType res;
+  bool wide = false;
+};
+
+Promoted promote(const Call& c, const at::Tensor& self, std::optional<at::ScalarType> dtype) {
+  const OpKind op = c.op;
   at::Tensor x = self;
   if (x.is_conj()) x = x.resolve_conj();
   if (x.is_neg()) x = x.resolve_neg();
@@ -250,30 +258,50 @@ std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_
     x = x.to(res);  // a float input with an integer dtype=: torch casts, then reduces
   if (op == OpKind::LogSumExp && at::isIntegralType(x.scalar_type(), true)) x = x.to(res);
 
-  // Empty reductions.
-  if (n == 0 || self.numel() == 0) {
-    const int64_t nout = c10::multiply_integers(out_sizes);
-    if (needs_values(op) && (n == 0 || flat_arg) && (nout > 0 || flat_arg || !dim.has_value())) {
-      if (!dim.has_value() || flat_arg) {
-        TORCH_CHECK_INDEX(!(op == OpKind::ArgMax || op == OpKind::ArgMin), name,
-                          "(): Expected reduction dim to be specified for input.numel() == 0.");
-        TORCH_CHECK(op != OpKind::AMinMax, name, "(): cannot compute aminmax over an empty dimension as the operation has no identity.");
-        TORCH_CHECK(false, name, "(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
-      }
-      int64_t zd = 0;
-      for (int64_t i = 0; i < nd; ++i)
-        if (reduced[i] && self.size(i) == 0) zd = i;
-      TORCH_CHECK_INDEX(false, name + "(): Expected reduction dim " + std::to_string(zd) + " to have non-zero size.");
-    }
-    if (op == OpKind::Norm && n == 0 && nout > 0) {
-      TORCH_CHECK(!(ord_value < 0 || std::isinf(ord_value)), "reducekit.linalg.vector_norm cannot compute the ", ord_str(ord_value),
-                  " norm on an empty tensor because the operation does not have an identity");
-    }
-  }
+  return {x, res, wide};
+}
 
-  // Complex inputs: through real views or a nonzero mask.
+// torch's errors for empty reductions of ops without an identity (and vector_norm's negative or
+// infinite ord).
+void check_empty(const Call& c, const at::Tensor& self) {
+  const OpKind op = c.op;
+  const std::string& name = c.name;
+  const at::OptionalIntArrayRef dim = c.dim;
+  const bool flat_arg = c.flat_arg;
+  const int64_t n = c.n, nd = c.nd;
+  const double ord_value = c.ord_value;
+  const std::vector<bool>& reduced = c.reduced;
+  const int64_t nout = c10::multiply_integers(c.out_sizes);
+  if (needs_values(op) && (n == 0 || flat_arg) && (nout > 0 || flat_arg || !dim.has_value())) {
+    if (!dim.has_value() || flat_arg) {
+      TORCH_CHECK_INDEX(!(op == OpKind::ArgMax || op == OpKind::ArgMin), name,
+                        "(): Expected reduction dim to be specified for input.numel() == 0.");
+      TORCH_CHECK(op != OpKind::AMinMax, name, "(): cannot compute aminmax over an empty dimension as the operation has no identity.");
+      TORCH_CHECK(false, name, "(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
+    }
+    int64_t zd = 0;
+    for (int64_t i = 0; i < nd; ++i)
+      if (reduced[i] && self.size(i) == 0) zd = i;
+    TORCH_CHECK_INDEX(false, name + "(): Expected reduction dim " + std::to_string(zd) + " to have non-zero size.");
+  }
+  if (op == OpKind::Norm && n == 0 && nout > 0) {
+    TORCH_CHECK(!(ord_value < 0 || std::isinf(ord_value)), "reducekit.linalg.vector_norm cannot compute the ", ord_str(ord_value),
+                " norm on an empty tensor because the operation does not have an identity");
+  }
+}
+
+// Complex inputs, through real views or a nonzero mask: the outputs, or nothing for a real x.
+std::optional<std::vector<at::Tensor>> reduce_complex(const Call& c, const at::Tensor& x, const Backend& be) {
+  const OpKind op = c.op;
+  const c10::string_view op_name_ = c.op_name, method = c.method;
+  const at::OptionalIntArrayRef dim = c.dim;
+  const bool keepdim = c.keepdim;
+  const double ord_value = c.ord_value, correction = c.correction;
+  const int64_t n = c.n, nd = c.nd;
+  const std::vector<bool>& reduced = c.reduced;
+  const std::vector<int64_t>& out_sizes = c.out_sizes;
   if (op == OpKind::LogSumExp && at::isComplexType(x.scalar_type()) && n == 0)
-    return {at::full(out_sizes, -std::numeric_limits<double>::infinity(), x.options())};
+    return Outputs{at::full(out_sizes, -std::numeric_limits<double>::infinity(), x.options())};
   if (at::isComplexType(x.scalar_type())) {
     switch (op) {
       case OpKind::All: case OpKind::Any: case OpKind::CountNonzero:
@@ -284,9 +312,9 @@ std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_
         std::vector<int64_t> dims;
         for (int64_t i = 0; i < nd; ++i)
           if (reduced[i]) dims.push_back(i);
-        if (dims.empty()) return {x.clone()};
+        if (dims.empty()) return Outputs{x.clone()};
         at::Tensor r = reduce_impl(at::view_as_real(x), op_name_, dims, keepdim, std::nullopt, ord_value, correction, method, be)[0];
-        return {at::view_as_complex(r.contiguous())};
+        return Outputs{at::view_as_complex(r.contiguous())};
       }
       case OpKind::NanSum: case OpKind::NanMean: {
         // A complex value is NaN when either part is: it counts as missing whole, as in torch.
@@ -294,9 +322,9 @@ std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_
         const at::Tensor z = at::where(nan, at::zeros({}, x.options()), x);
         const auto d = dim.has_value() ? dim : at::OptionalIntArrayRef(at::IntArrayRef{});
         at::Tensor s = sum_impl(z, d, keepdim, std::nullopt, "auto", be);
-        if (op == OpKind::NanSum) return {s};
+        if (op == OpKind::NanSum) return Outputs{s};
         at::Tensor cnt = sum_impl(nan.logical_not(), d, keepdim, std::nullopt, "auto", be);
-        return {s / cnt.to(c10::toRealValueType(x.scalar_type()))};
+        return Outputs{s / cnt.to(c10::toRealValueType(x.scalar_type()))};
       }
       case OpKind::Var: case OpKind::Std: case OpKind::VarMean: case OpKind::StdMean: {
         // var(z) = var(re) + var(im) with the same n - correction; the mean is complex.
@@ -310,14 +338,14 @@ std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_
                                ord_value, correction, method, be);
           at::Tensor v = r[0] * 2;  // both parts
           if (op == OpKind::Std || op == OpKind::StdMean) v = v.sqrt();
-          if (!with_mean) return {v};
-          return {v, x.clone()};
+          if (!with_mean) return Outputs{v};
+          return Outputs{v, x.clone()};
         }
         auto r = reduce_impl(xr, with_mean ? "var_mean" : "var", dims, keepdim, std::nullopt, ord_value, correction, method, be);
         at::Tensor v = r[0].sum(-1);
         if (op == OpKind::Std || op == OpKind::StdMean) v = v.sqrt();
-        if (!with_mean) return {v};
-        return {v, at::view_as_complex(r[1].contiguous())};
+        if (!with_mean) return Outputs{v};
+        return Outputs{v, at::view_as_complex(r[1].contiguous())};
       }
       case OpKind::LogSumExp: {
         // log(sum(exp(z - m))) + m with m the largest real part (0 where it is not finite).
@@ -329,7 +357,7 @@ std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_
         at::Tensor s = sum_impl(at::exp(x - mr), dims, true, std::nullopt, "auto", be);
         at::Tensor r = at::log(s) + mr;
         if (!keepdim && !dims.empty()) r = r.squeeze(dims);
-        return {r};
+        return Outputs{r};
       }
       case OpKind::Prod: {
         // prod(z) = prod|z| * exp(i * sum(arg z)): the magnitudes' product and the angles' sum on the
@@ -341,12 +369,27 @@ std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_
         const at::Tensor mag = reduce_impl(at::abs(xd), "prod", dim, keepdim, std::nullopt, ord_value, correction, method, be)[0];
         const at::Tensor ang = sum_impl(at::angle(xd), dim.has_value() ? dim : at::OptionalIntArrayRef(at::IntArrayRef{}), keepdim,
                                         std::nullopt, "auto", be);
-        return {at::polar(mag, ang).to(x.scalar_type())};
+        return Outputs{at::polar(mag, ang).to(x.scalar_type())};
       }
       default: break;
     }
   }
 
+  return std::nullopt;
+}
+
+// The real reduction on the engine: nansum through sum, the empty results, one step of the op.
+std::vector<at::Tensor> reduce_real(const Call& c, const Promoted& pr, const Backend& be) {
+  const OpKind op = c.op;
+  const at::Tensor& x = pr.x;
+  const at::ScalarType res = pr.res;
+  const bool wide = pr.wide;
+  const at::OptionalIntArrayRef dim = c.dim;
+  const bool keepdim = c.keepdim, flat_arg = c.flat_arg;
+  const int64_t n = c.n;
+  const double ord_value = c.ord_value, correction = c.correction;
+  const std::vector<bool>& reduced = c.reduced;
+  const std::vector<int64_t>& out_sizes = c.out_sizes;
   red::Params prm;
   prm.n = n;
   prm.correction = correction;
@@ -355,10 +398,11 @@ std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_
   prm.sqrt = op == OpKind::Std || op == OpKind::StdMean;
   const red::NormOrd ord = norm_ord(ord_value);
 
-  // Integer sums are sum's (nansum of integers has no NaN to skip). On the CPU a float nansum is
-  // sum's too, of the values with NaN read as 0, so that nansum(x) and sum(x) have the same bits on
-  // NaN-free data (one masked copy; CUDA's nansum runs the operators' engine, in sum's order over
-  // dims but not over the whole tensor, where sum is single_pass: one engine is issue 20's).
+  // nansum is sum of the values with NaN read as 0, in sum's order, so that nansum(x) and sum(x)
+  // have the same bits on NaN-free data. Integer sums are sum's (no NaN to skip). On the CPU, whose
+  // sum runs its own vector kernels, a float nansum is sum of a masked copy; on CUDA over dims it is
+  // sum's plan with a first step that skips NaN (below). (CUDA's nansum of a whole tensor is the
+  // engine's one row, where sum's is single_pass: not the same order.)
   const bool integral = at::isIntegralType(x.scalar_type(), true);
   if (op == OpKind::NanSum && (integral || x.device().is_cpu())) {
     // sum's order follows the layout, so the copy is laid out as sum reads x: with x's strides
@@ -388,6 +432,7 @@ std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_
     if (outs[0].scalar_type() != res) outs[0] = outs[0].to(res);
     return outs;
   }
+  if (op == OpKind::NanSum && dim.has_value()) return {reduce_plan(x, reduced, keepdim, op, wide, dts[0], be)};
   if (flat_arg) {  // one value; keepdim gives it nd dims of size 1
     outs = run_op(op, x.reshape({-1}), std::vector<bool>{true}, prm, ord, wide, dts, {}, false, be);
     outs[0] = outs[0].reshape(out_sizes);
@@ -396,6 +441,34 @@ std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_
   }
   if (outs[0].scalar_type() != res) outs[0] = outs[0].to(res);
   return outs;
+}
+
+}  // namespace
+
+std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_name_, at::OptionalIntArrayRef dim, bool keepdim,
+                                    std::optional<at::ScalarType> dtype, double ord_value, double correction, c10::string_view method,
+                                    const Backend& be) {
+  const OpKind op = parse_op(op_name_);
+  if (op == OpKind::Sum) return {sum_impl(self, dim, keepdim, dtype, method, be)};  // the row reducekit::sum serves
+  const std::string name = std::string("reducekit.") + op_traits(op).public_name;
+  const Method m = parse_method(method);
+  check_input(op, self, dtype);
+  check_device(m, self, name.c_str());
+  if (m != Method::Auto) return {reduce_gallery(self, op, dim, keepdim, dtype, m, be)};
+  const int64_t nd = self.dim();
+  TORCH_CHECK_VALUE(nd <= kMaxDims, name + ": input has " + std::to_string(nd) + " dims; at most " + std::to_string(kMaxDims) +
+                                        " are supported.");
+  Call c{op, name, op_name_, dim, keepdim, ord_value, correction, method, nd};
+  c.flat_arg = (op == OpKind::ArgMax || op == OpKind::ArgMin) && !dim.has_value();
+  c.reduced = dim.has_value() ? reduced_dims(*dim, nd) : std::vector<bool>(nd, true);
+  c.out_sizes = c.flat_arg ? (keepdim ? std::vector<int64_t>(nd, 1) : std::vector<int64_t>{}) : reduced_shape(self.sizes(), c.reduced, keepdim);
+  c.n = 1;
+  for (int64_t i = 0; i < nd; ++i)
+    if (c.reduced[i]) c.n *= self.size(i);
+  const Promoted pr = promote(c, self, dtype);
+  if (c.n == 0 || self.numel() == 0) check_empty(c, self);
+  if (auto r = reduce_complex(c, pr.x, be)) return *r;
+  return reduce_real(c, pr, be);
 }
 
 }  // namespace rk

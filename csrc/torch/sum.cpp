@@ -31,45 +31,57 @@ std::string supported_names() {
   return s + ", complex32 (CUDA), complex64, complex128";
 }
 
-// The engine's accumulator for an input dtype: float32 for 16-bit floats, float64 for float32 and
-// float64, a wrapping int64 for bool and integers.
-DType acc_for(DType in) {
-  switch (in) {
-    case DType::Float16:
-    case DType::BFloat16: return DType::Float32;
-    case DType::Float32:
-    case DType::Float64: return DType::Float64;
-    default: return DType::Int64;
+// Runs op's steps over the plan of dense x into out (dense in the kept dims' memory order): the
+// first step is op's, every later one sum's, reading the previous step's accumulators (engine/op_desc.h).
+void run_plan(const at::Tensor& x, const Plan& plan, red::OpKind op, bool wide, at::Tensor& out, const Backend& be) {
+  OpDesc d;
+  d.in_dtype = to_rk_dtype(x);
+  d.wide = wide;
+  d.in = x.const_data_ptr();
+  at::Tensor tmp;  // keeps the previous step's accumulators alive until the next step has been enqueued
+  for (int s = 0; s < plan.nsteps; ++s) {
+    const Step& st = plan.steps[s];
+    d.op = s == 0 ? op : red::OpKind::Sum;
+    d.kind = st.kind;
+    d.outer = st.outer;
+    d.extent = st.extent;
+    d.inner = st.inner;
+    d.in_partial = s > 0;
+    d.out_partial = s + 1 < plan.nsteps;
+    at::Tensor next;
+    if (d.out_partial) {
+      next = at::empty({st.kind == StepKind::Rows ? st.outer : st.outer * st.inner},
+                       x.options().dtype(to_scalar_type(sum_step_types(d).acc)));
+      d.out0 = next.mutable_data_ptr();
+    } else {
+      d.out0 = out.mutable_data_ptr();
+    }
+    be.op_step(x, d);
+    tmp = next;
+    d.in = tmp.defined() ? tmp.const_data_ptr() : nullptr;
   }
 }
 
-// Runs the plan of dense `x` (reduced dims flagged) into `out` (dense in the kept dims' memory
-// order). Every step but the last writes the accumulator type into a temporary.
-void run_plan(const at::Tensor& x, const Plan& plan, DType in_dt, DType acc_dt, at::Tensor& out, DType out_dt,
-              const Backend& be) {
-  const void* cur = x.const_data_ptr();
-  DType cur_dt = in_dt;
-  at::Tensor tmp;
-  for (int s = 0; s < plan.nsteps; ++s) {
-    const Step& st = plan.steps[s];
-    const bool last = s + 1 == plan.nsteps;
-    void* dst;
-    at::Tensor next;
-    if (last) {
-      dst = out.mutable_data_ptr();
-    } else {
-      const int64_t n = st.kind == StepKind::Rows ? st.outer : st.outer * st.inner;
-      next = at::empty({n}, x.options().dtype(to_scalar_type(acc_dt)));
-      dst = next.mutable_data_ptr();
-    }
-    be.step(x, st, cur, cur_dt, acc_dt, dst, last ? out_dt : acc_dt);
-    if (!last) {
-      tmp = next;  // keeps the intermediate alive until the next step has been enqueued
-      cur = tmp.const_data_ptr();
-      cur_dt = acc_dt;
-    }
+}  // namespace
+
+at::Tensor reduce_plan(const at::Tensor& self, const std::vector<bool>& reduced, bool keepdim, red::OpKind op, bool wide,
+                       at::ScalarType out_t, const Backend& be) {
+  // The engine reads dense tensors in memory order; anything else is copied first.
+  const at::Tensor x = self.is_non_overlapping_and_dense() ? self : self.contiguous();
+  const std::vector<int64_t> out_sizes = reduced_shape(x.sizes(), reduced, keepdim);
+  at::Tensor out = at::empty_strided(out_sizes, result_strides(x, reduced, keepdim, out_sizes), x.options().dtype(out_t));
+  const Plan plan = plan_for(x.sizes(), x.strides(), reduced);
+  if (plan.nsteps == 0) {  // only dims of size 1 are reduced: each output is one input value
+    out.copy_((op == red::OpKind::NanSum ? x.masked_fill(x.isnan(), 0) : x).reshape(out_sizes));
+  } else {
+    run_plan(x, plan, op, wide, out, be);
   }
+  // torch's reductions return contiguous results; the engine wrote the kept dims in the input's
+  // memory order, which differs only for permuted inputs.
+  return out.is_contiguous() ? out : out.contiguous();
 }
+
+namespace {
 
 bool is_exact_dtype(at::ScalarType t) { return t == at::kHalf || t == at::kBFloat16 || t == at::kFloat || t == at::kDouble; }
 
@@ -174,24 +186,61 @@ Plan plan_for(at::IntArrayRef sizes, at::IntArrayRef strides, const std::vector<
   return make_plan(merge_dims(nd, sizes.data(), strides.data(), red));
 }
 
-at::Tensor sum_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype,
-                    c10::string_view method, const Backend& be) {
-  Method m = parse_method(method);
+namespace {
+
+// torch.sum's argument checks: layout, dtypes, device, rank.
+void check_sum_args(const at::Tensor& self, std::optional<at::ScalarType> dtype, Method m) {
   TORCH_CHECK_TYPE(self.layout() == at::kStrided, "reducekit.sum: input layout ", self.layout(),
                    " is not supported; only strided (dense) tensors are. Convert with input.to_dense().");
-  const at::ScalarType in_t = self.scalar_type();
-  TORCH_CHECK_TYPE(is_supported(in_t), "reducekit.sum: input dtype ", in_t, " is not supported. Supported dtypes: ",
+  TORCH_CHECK_TYPE(is_supported(self.scalar_type()), "reducekit.sum: input dtype ", self.scalar_type(), " is not supported. Supported dtypes: ",
                    supported_names(), ". Convert first, for example input.to(torch.float32).");
   if (dtype.has_value()) {
     TORCH_CHECK_TYPE(is_supported(*dtype), "reducekit.sum: dtype=", *dtype, " is not supported. Supported dtypes: ",
                      supported_names(), ".");
   }
   check_device(m, self);
-  const int64_t nd = self.dim();
-  TORCH_CHECK_VALUE(nd <= kMaxDims, "reducekit.sum: input has " + std::to_string(nd) + " dims; at most " +
+  TORCH_CHECK_VALUE(self.dim() <= kMaxDims, "reducekit.sum: input has " + std::to_string(self.dim()) + " dims; at most " +
                     std::to_string(kMaxDims) + " are supported.");
+}
+
+// A complex sum (or a complex input summed into a real dtype=) through real sums.
+at::Tensor sum_complex(at::Tensor x, const std::vector<bool>& reduced, at::OptionalIntArrayRef dim, bool keepdim, at::ScalarType res,
+                       c10::string_view method, const Backend& be) {
+  if (!at::isComplexType(res)) return sum_impl(x.to(res), dim, keepdim, res, method, be);  // torch: cast, then sum
+  if (x.scalar_type() != res) x = x.to(res);
+  // A complex sum is two real sums: the real view's trailing (re, im) dim is kept.
+  const at::Tensor xr = at::view_as_real(x);
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < x.dim(); ++i)
+    if (reduced[i]) dims.push_back(i);
+  if (dims.empty()) return x.clone();  // a 0-dim input: nothing to reduce (and dim=() would mean every dim)
+  at::Tensor r = sum_impl(xr, dims, keepdim, std::nullopt, method, be);
+  return at::view_as_complex(r.is_contiguous() || r.stride(-1) == 1 ? r : r.contiguous());
+}
+
+// torch's dtype= rule: the input is cast to dtype, then summed. The engine reads 16-bit floats
+// into float32 and float32 into float64 anyway, so those widenings need no cast; integers sum
+// exactly in int64 and wrap like torch's narrower integer sums; other conversions cast first.
+at::Tensor cast_for_sum(at::Tensor x, at::ScalarType res) {
+  if (res == at::kBool && x.scalar_type() != at::kBool) x = x.ne(0);
+  if (at::isIntegralType(res, /*includeBool=*/false) && at::isFloatingType(x.scalar_type())) x = x.to(res);
+  if (at::isFloatingType(res) && x.scalar_type() != res) {
+    const at::ScalarType xt = x.scalar_type();
+    const bool widening = ((xt == at::kHalf || xt == at::kBFloat16) && res == at::kFloat) || (xt == at::kFloat && res == at::kDouble);
+    if (!widening) x = x.to(res);
+  }
+  return x;
+}
+
+}  // namespace
+
+at::Tensor sum_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype,
+                    c10::string_view method, const Backend& be) {
+  Method m = parse_method(method);
+  check_sum_args(self, dtype, m);
+  const at::ScalarType in_t = self.scalar_type();
   const bool full = !dim.has_value();
-  const std::vector<bool> reduced = full ? std::vector<bool>(nd, true) : reduced_dims(*dim, nd);
+  const std::vector<bool> reduced = full ? std::vector<bool>(self.dim(), true) : reduced_dims(*dim, self.dim());
   const bool covers_all = std::all_of(reduced.begin(), reduced.end(), [](bool b) { return b; });
   const at::ScalarType res = dtype.has_value() ? *dtype : (at::isIntegralType(in_t, /*includeBool=*/true) ? at::kLong : in_t);
   // Integer sums are exact already: method='exact' with an integer result is the integer sum.
@@ -204,77 +253,38 @@ at::Tensor sum_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
   }
 
   std::vector<int64_t> out_sizes = reduced_shape(self.sizes(), reduced, keepdim);
-  const auto opts = self.options().dtype(res);
-  if (self.numel() == 0) return at::zeros(out_sizes, opts);
+  if (self.numel() == 0) return at::zeros(out_sizes, self.options().dtype(res));
 
   // Conjugate and negative views are lazy bits the kernels do not read: resolve them.
   at::Tensor x = self;
   if (x.is_conj()) x = x.resolve_conj();
   if (x.is_neg()) x = x.resolve_neg();
+  if (at::isComplexType(res) || x.is_complex()) return sum_complex(x, reduced, dim, keepdim, res, method, be);
 
-  if (at::isComplexType(res) || x.is_complex()) {
-    if (!at::isComplexType(res)) return sum_impl(x.to(res), dim, keepdim, res, method, be);  // torch: cast, then sum
-    if (x.scalar_type() != res) x = x.to(res);
-    // A complex sum is two real sums: the real view's trailing (re, im) dim is kept.
-    const at::Tensor xr = at::view_as_real(x);
-    std::vector<int64_t> dims;
-    for (int64_t i = 0; i < nd; ++i)
-      if (reduced[i]) dims.push_back(i);
-    if (dims.empty()) return x.clone();  // a 0-dim input: nothing to reduce (and dim=() would mean every dim)
-    at::Tensor r = sum_impl(xr, dims, keepdim, std::nullopt, method, be);
-    return at::view_as_complex(r.is_contiguous() || r.stride(-1) == 1 ? r : r.contiguous());
-  }
-
-  // torch's dtype= rule: the input is cast to dtype, then summed. The engine reads 16-bit floats
-  // into float32 and float32 into float64 anyway, so those widenings need no cast; integers sum
-  // exactly in int64 and wrap like torch's narrower integer sums; other conversions cast first.
-  if (res == at::kBool && x.scalar_type() != at::kBool) x = x.ne(0);
-  if (at::isIntegralType(res, /*includeBool=*/false) && at::isFloatingType(x.scalar_type())) x = x.to(res);
-  if (at::isFloatingType(res) && x.scalar_type() != res) {
-    const at::ScalarType xt = x.scalar_type();
-    const bool widening = ((xt == at::kHalf || xt == at::kBFloat16) && res == at::kFloat) || (xt == at::kFloat && res == at::kDouble);
-    if (!widening) x = x.to(res);
-  }
-  const DType in_dt = to_rk_dtype(x);
+  x = cast_for_sum(x, res);
   const bool int_res = at::isIntegralType(res, /*includeBool=*/true);
-  const DType out_dt = int_res ? DType::Int64 : to_rk_dtype(res);
-  const DType acc_dt = acc_for(in_dt);
-  auto finish = [&](at::Tensor r) { return int_res && r.scalar_type() != res ? r.to(res) : r; };
+  const at::ScalarType engine_res = int_res ? at::kLong : res;  // integer sums are int64, then cast
+  auto finish = [&](at::Tensor r) { return r.scalar_type() != res ? r.to(res) : r; };
 
   if (m == Method::Exact) {
     // Correctly rounded sums of each output's slice (engine/exact.h), written in res directly: a
     // float16 input with dtype=float32 is rounded once, from the exact sum, to float32.
     const at::Tensor rows = as_rows(x, reduced);
-    at::Tensor out = at::empty({rows.size(0)}, opts);
+    at::Tensor out = at::empty({rows.size(0)}, self.options().dtype(res));
     be.exact_rows(rows, out, /*words=*/false);
     return out.view(out_sizes);
   }
 
-  const bool natural = result_dtype(x.scalar_type()) == (int_res ? at::kLong : res);
-  if (m != Method::Auto || (full && natural)) {
+  if (m != Method::Auto || (full && result_dtype(x.scalar_type()) == engine_res)) {
     // The whole-tensor path: dim=None (single_pass on CUDA), or a gallery method, whose dim list
     // covers every dim (checked above).
     at::Tensor r = be.full(x, m).reshape(out_sizes);
-    if (r.scalar_type() != (int_res ? at::kLong : res)) r = r.to(int_res ? at::kLong : res);
-    return finish(r);
+    return finish(r.scalar_type() != engine_res ? r.to(engine_res) : r);
   }
 
-  // The dims engine. It reads dense tensors in memory order; anything else is copied first.
-  if (!x.is_non_overlapping_and_dense()) x = x.contiguous();
-  const Plan plan = plan_for(x.sizes(), x.strides(), reduced);
-  at::Tensor out = at::empty_strided(out_sizes, result_strides(x, reduced, keepdim, out_sizes),
-                                     opts.dtype(int_res ? at::kLong : res));
-  if (plan.nsteps == 0) {  // only dims of size 1 are reduced: each output is one input value
-    out.copy_(x.reshape(out_sizes));
-    return finish(out);
-  }
-  TORCH_CHECK(be.types_supported(in_dt, acc_dt, out_dt), "reducekit: internal error: no dims kernel for ",
-              kDTypeNames[static_cast<int>(in_dt)], " -> ", kDTypeNames[static_cast<int>(out_dt)]);
-  run_plan(x, plan, in_dt, acc_dt, out, out_dt, be);
-  // torch's reductions return contiguous results; the engine wrote the kept dims in the input's
-  // memory order, which differs only for permuted inputs.
-  if (!out.is_contiguous()) out = out.contiguous();
-  return finish(out);
+  // The dims engine, in the plan's steps (16-bit -> float32 and float32 -> float64 read in place: wide).
+  const bool wide = at::isFloatingType(res) && x.scalar_type() != res;
+  return finish(reduce_plan(x, reduced, keepdim, red::OpKind::Sum, wide, engine_res, be));
 }
 
 at::Tensor exact_partial_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, const Backend& be) {

@@ -10,6 +10,17 @@
 
 namespace rk {
 
+// Overrides of the engine's and exact's launch rules, for the tuning harnesses and tests only (0 =
+// the rule). They travel in the launch arguments (OpStep::tuning, ExactArgs::tuning), so the CUDA
+// code reads no mutable state; the torch layer's test hooks fill them (torch/hooks.cpp).
+struct TuningOverrides {
+  int rows_lanes = 0;     // operators' rows kernel: lanes per thread, a power of two up to 16 (benchmarks/tune_ops.py)
+  int columns_tx0 = 0;    // columns kernel: threads across a row segment, a power of two up to 32 (benchmarks/tune_dims.py)
+  int columns_lanes = 0;  // columns kernel: lanes per thread, 1, 2, 4 or 8 (benchmarks/tune_dims.py)
+  int exact_block = 0, exact_unroll = 0;  // method='exact': a compiled (block, unroll) pair (tests)
+  int exact_bpr = 0;      // method='exact': blocks per row (tests)
+};
+
 struct AutoChoice {
   Method method;
   int block, unroll, grid;  // single_pass configuration; 0 = the kernel's default / one wave
@@ -64,8 +75,8 @@ inline int lanes_per_thread(const LanesTuning (&table)[N], int elem_bytes) {
   return 1;
 }
 
-// The dims engine's columns kernel (csrc/cuda/engine/reduce.cuh; its shape rule, columns_shape, is
-// in csrc/cuda/engine/dims.cu), by shape class: element size. (The
+// The engine's columns kernel (csrc/cuda/engine/reduce.cuh; its shape rule, columns_shape, is in
+// csrc/cuda/engine/shapes.cu), by shape class: element size. (The
 // lane structure has no free parameter; a column's length and width set the block shape by rule.)
 // `lanes_per_thread`: lanes of 64 bytes of rows one thread sums, capped by the work available.
 // Measured with benchmarks/tune_dims.py, interleaved graph timing, cold L2, 16-load kernel

@@ -7,6 +7,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cuda/atomic>
+
 #include <cstdint>
 #include <type_traits>
 
@@ -69,21 +71,10 @@ __device__ __forceinline__ Out from_acc(Acc v) {
 
 // ---------------------------------------------------------------------------------------------
 // The generic operator (004's `op` with its identity). Every kernel is templated on it, so
-// min/max/prod need a new Op struct, not new kernels.
-struct SumOp {
-  template <class T>
-  __device__ __forceinline__ static T identity() { return T(RK_FAULT_IS(WrongIdentity) ? 1 : 0); }
-  // Signed integers add as unsigned: overflow wraps around as torch.sum's does, where a signed
-  // overflow would be undefined behaviour.
-  template <class T>
-  __device__ __forceinline__ static T combine(T a, T b) {
-    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
-      using U = std::make_unsigned_t<T>;
-      return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-    } else {
-      return a + b;
-    }
-  }
+// min/max/prod need a new Op struct, not new kernels. sum's is the engine's monoid (red::SumM:
+// signed integers add as unsigned, so that overflow wraps around as torch.sum's does) with the
+// atomics.
+struct SumOp : red::SumM {
   template <class T>
   __device__ __forceinline__ static void atomic_combine(T* addr, T v) {
     if constexpr (std::is_same_v<T, int64_t>) {
@@ -283,6 +274,18 @@ __device__ __forceinline__ Acc grid_stride_sum(const In* __restrict__ x, int64_t
   for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
     v = combine<Acc, Op>(v, to_acc<Acc>(x[i]));
   return v;
+}
+
+// The last-block ticket of the one-launch finishes (single_pass, the engine's fused rows finish,
+// exact): thread 0 of each of `blocks` blocks calls it once, after its block's results are
+// visible to it (written by thread 0 itself, or by other threads that ran __threadfence() before
+// a barrier). The one acq_rel atomic releases those results and, for the last block to arrive,
+// acquires every other block's; true there only. The caller broadcasts the answer through shared
+// memory and a barrier (which orders the other threads' reads after thread 0's acquire), and the
+// last block resets *counter to 0 when done (kernel boundaries order that for the next launch).
+__device__ __forceinline__ bool arrive_last(unsigned int* counter, unsigned int blocks) {
+  cuda::atomic_ref<unsigned int, cuda::thread_scope_device> ticket(*counter);
+  return ticket.fetch_add(1u, cuda::memory_order_acq_rel) == blocks - 1;
 }
 
 // Writes the identity into out (the accumulator of the atomic finishes) and clears a lock word.

@@ -292,8 +292,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) exact_kernel(const In* __
     }
     __syncthreads();
     if (tid == 0) {
-      cuda::atomic_ref<unsigned, cuda::thread_scope_device> ticket(p.counters[p.rows == 1 ? 0 : row]);
-      is_last = ticket.fetch_add(1u, cuda::memory_order_acq_rel) == static_cast<unsigned>(p.bpr) - 1;
+      is_last = arrive_last(p.counters + (p.rows == 1 ? 0 : row), static_cast<unsigned>(p.bpr));
     }
     __syncthreads();
     if (!is_last) return;  // thread 0's acquire and the barrier order the reads below
@@ -356,8 +355,6 @@ __global__ void exact_round_kernel(const int64_t* __restrict__ w, int64_t rows, 
 // Compiled (block, unroll) configurations; the first is the default.
 #define RK_EXACT_CONFIGS(X) X(256, 4) X(512, 2) X(128, 4) X(256, 2) X(64, 4)
 
-int g_force_block = 0, g_force_unroll = 0, g_force_bpr = 0;
-
 template <class In, int BLOCK, int UNROLL>
 int exact_blocks_per_sm() {
   static const int v = [] {
@@ -370,7 +367,7 @@ int exact_blocks_per_sm() {
 
 template <class In, int BLOCK, int UNROLL>
 int plan_bpr(const ExactArgs& a) {
-  if (g_force_bpr > 0) return g_force_bpr;
+  if (a.tuning.exact_bpr > 0) return a.tuning.exact_bpr;
   const int64_t wave = static_cast<int64_t>(a.num_sms) * exact_blocks_per_sm<In, BLOCK, UNROLL>();
   const int64_t vecs = ceil_div(a.len, 16 / static_cast<int64_t>(sizeof(In)));
   const int64_t needed = std::max<int64_t>(1, ceil_div(vecs, static_cast<int64_t>(BLOCK) * UNROLL));
@@ -424,7 +421,7 @@ cudaError_t run(const ExactArgs& a) {
 
 template <class F>
 cudaError_t with_config(const ExactArgs& a, F&& f) {
-  int block = g_force_block, unroll = g_force_unroll;
+  int block = a.tuning.exact_block, unroll = a.tuning.exact_unroll;
   if (block == 0) {
     // Rows shorter than a block's worth of vectors take smaller blocks.
     block = 256;
@@ -459,12 +456,6 @@ bool exact_config_supported(int block, int unroll) {
   RK_EXACT_CONFIGS(RK_EXACT_OK)
 #undef RK_EXACT_OK
   return block == 0 && unroll == 0;
-}
-
-void exact_set_config(int block, int unroll, int bpr) {
-  g_force_block = block;
-  g_force_unroll = unroll;
-  g_force_bpr = bpr;
 }
 
 size_t exact_workspace(const ExactArgs& a) {

@@ -1,5 +1,5 @@
 // The engine's kernels, templated on an operator (engine/reduce_ops.h): the same row, column and
-// pairwise-finish kernels serve sum's plan steps (dims.cu) and every other reduction (ops_*.cu).
+// pairwise-finish kernels serve every reduction, sum included (family_*.cu, one per op family).
 //
 // Why these kernels: torch's reductions over dims reach 12-66% of the H200's read ceiling on
 // common shapes (a block per row for short rows, no 16-byte loads for bfloat16, columns read with
@@ -50,15 +50,12 @@ constexpr int64_t kSplitFinishPartials = 2048;
 constexpr int kMaxRowsLevels = 5;
 constexpr int kMaxRowsLanes = 1 << (kMaxRowsLevels - 1);
 
-// sum's operator: values converted straight to the accumulator and added (common.cuh's SumOp,
-// whose planted wrong_identity fault reaches these kernels too).
-template <class Acc>
-using SumRed = red::MapReduce<Acc, Acc, SumOp>;
-
+// sum's operator (engine/op_impl.h, OpImpl<Sum>): values converted straight to the accumulator and
+// added. Its rows take one lane per thread (rows_shape), and its integer lanes the dp4a path.
 template <class Op>
 struct IsPlainSum : std::false_type {};
 template <class Acc>
-struct IsPlainSum<red::MapReduce<Acc, Acc, SumOp>> : std::true_type {};
+struct IsPlainSum<red::MapReduce<Acc, Acc, red::SumM>> : std::true_type {};
 
 // Where each output goes: out0 (and out1 for two-output operators), converted from the result.
 template <class Out0, class Out1>
@@ -382,8 +379,7 @@ __device__ __forceinline__ void finish_in_last_block(const typename Op::Acc* par
   const int tid = threadIdx.x;
   if (tid == 0) {
     __threadfence();  // this block's partial (thread 0 wrote it), before its ticket
-    cuda::atomic_ref<unsigned, cuda::thread_scope_device> ticket(*f.counter);
-    is_last = ticket.fetch_add(1u, cuda::memory_order_acq_rel) == static_cast<unsigned>(P) - 1;
+    is_last = arrive_last(f.counter, static_cast<unsigned>(P));
   }
   __syncthreads();
   if (!is_last) return;  // block-uniform; thread 0's acquire and the barrier order the reads below
@@ -658,12 +654,15 @@ struct Shape {
 
 // rows_lpt: the most lanes per thread of the rows kernel (0: sum's shape, one lane per thread;
 // operators pass the tuning table's ops_rows_lanes_per_thread, or 1).
-Shape rows_shape(int64_t K, int64_t L, int elem, int rows_lpt, int num_sms);
-Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, int num_sms);
+// o: the tuning harness's overrides (tuning/tuning.h; all zero outside it).
+Shape rows_shape(int64_t K, int64_t L, int elem, int rows_lpt, int num_sms, const TuningOverrides& o);
+Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, int num_sms, const TuningOverrides& o);
 Shape finish_shape(int64_t nout, int64_t P, int64_t* g);
 
-inline Shape step_shape(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, int num_sms, int rows_lpt) {
-  return kind == StepKind::Rows ? rows_shape(outer, extent, elem, rows_lpt, num_sms) : columns_shape(outer, extent, inner, elem, num_sms);
+inline Shape step_shape(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, int num_sms, int rows_lpt,
+                        const TuningOverrides& o) {
+  return kind == StepKind::Rows ? rows_shape(outer, extent, elem, rows_lpt, num_sms, o)
+                                : columns_shape(outer, extent, inner, elem, num_sms, o);
 }
 
 // One step: the step's kernel, then (split rows or columns) the pairwise finish. `partials`
@@ -671,9 +670,9 @@ inline Shape step_shape(StepKind kind, int64_t outer, int64_t extent, int64_t in
 template <class In, class Op, class Out0, class Out1>
 cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner, const In* x, Outs<Out0, Out1> out,
                      void* workspace, const red::Params& prm, cudaStream_t stream, int cc, int num_sms, bool pdl_first,
-                     int rows_lpt = 0, unsigned int* counter = nullptr) {
+                     int rows_lpt, unsigned int* counter, const TuningOverrides& o) {
   using Acc = typename Op::Acc;
-  const Shape s = step_shape(kind, outer, extent, inner, static_cast<int>(sizeof(In)), num_sms, rows_lpt);
+  const Shape s = step_shape(kind, outer, extent, inner, static_cast<int>(sizeof(In)), num_sms, rows_lpt, o);
   const int64_t nout = kind == StepKind::Rows ? outer : outer * inner;
   Acc* partials = s.partials ? static_cast<Acc*>(workspace) : nullptr;
   if (s.partials && !partials) return cudaErrorInvalidValue;
@@ -683,8 +682,9 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
   cudaError_t e;
   FusedFinish fused;
   if (kind == StepKind::Rows) {
-    // One split row with few partials (counter: the stream's) finishes in the rows kernel's last block.
-    if (counter && outer == 1 && s.LPT == 1 && s.partials > 0 && s.partials <= kSplitFinishPartials) {
+    // One split row with few partials (counter: the stream's) finishes in the rows kernel's last
+    // block; sum's rows keep their two launches.
+    if (!IsPlainSum<Op>::value && counter && outer == 1 && s.LPT == 1 && s.partials > 0 && s.partials <= kSplitFinishPartials) {
       int64_t g = 1;
       const Shape f = finish_shape(1, s.partials, &g);
       fused = FusedFinish{counter, f.W, g};
@@ -735,8 +735,9 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
 
 // Bytes of the partials of one step (0 when the step writes its outputs directly).
 template <class Acc>
-size_t step_workspace(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, int num_sms, int rows_lpt = 0) {
-  const Shape s = step_shape(kind, outer, extent, inner, elem, num_sms, rows_lpt);
+size_t step_workspace(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, int num_sms, int rows_lpt,
+                      const TuningOverrides& o) {
+  const Shape s = step_shape(kind, outer, extent, inner, elem, num_sms, rows_lpt, o);
   if (!s.partials) return 0;
   const int64_t nout = kind == StepKind::Rows ? outer : outer * inner;
   const int64_t groups = nout == 1 && s.partials > kSplitFinishPartials ? (s.partials + kThreads - 1) / kThreads : 0;

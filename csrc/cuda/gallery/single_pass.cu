@@ -107,8 +107,7 @@ __global__ void __launch_bounds__(BLOCK) single_pass_kernel(const In* __restrict
     Acc* acc = reinterpret_cast<Acc*>(g_arrival_acc + (counter - g_counters));
     if (tid == 0) {
       Op::atomic_combine(acc, v);
-      cuda::atomic_ref<unsigned int, cuda::thread_scope_device> ticket(*counter);
-      if (ticket.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1) {
+      if (arrive_last(counter, gridDim.x)) {
         *out = from_acc<Out>(__ldcg(acc));
         *acc = identity<Acc, Op>();
         *counter = 0;
@@ -118,10 +117,7 @@ __global__ void __launch_bounds__(BLOCK) single_pass_kernel(const In* __restrict
   }
   if (tid == 0) {
     partials[blockIdx.x] = v;
-    // One acq_rel atomic instead of __threadfence + atomicAdd: it releases the partial above and,
-    // for the last block, acquires every other block's.
-    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> ticket(*counter);
-    is_last = ticket.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
+    is_last = arrive_last(counter, gridDim.x);  // releases the partial above (no __threadfence needed)
   }
   __syncthreads();  // orders the other threads' reads below after thread 0's acquire
   if (!is_last) return;

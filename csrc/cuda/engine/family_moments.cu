@@ -3,10 +3,10 @@
 // Welford's runs of at most 32 values two-pass in the value type, only its state and merges in
 // float64: a float32 state lost accuracy on data with a large mean, and a float64 run ran at a
 // third of the read ceiling, NOTES.md issue 10).
-#include "cuda/engine/ops_common.cuh"
+#include "cuda/engine/family.cuh"
 
 namespace rk {
 
-cudaError_t ops_moments(const OpStep& a, size_t* ws) { return ops::run_family<red::Family::Moments>(a, ws); }
+cudaError_t family_moments(const OpStep& a, size_t* ws) { return fam::run_family<red::Family::Moments>(a, ws); }
 
 }  // namespace rk

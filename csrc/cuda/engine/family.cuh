@@ -1,0 +1,90 @@
+// What the operator families (family_*.cu, one per core/op_table.h family, compiled in parallel)
+// share: one engine step of an operator with its output types, and the family's dispatch.
+#pragma once
+
+#include "cuda/launchers.h"
+#include "cuda/engine/reduce.cuh"
+#include "engine/op_impl.h"
+
+namespace rk {
+namespace fam {
+
+template <class In>
+inline constexpr bool kHalfLike = std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>;
+
+template <class In>
+using Wide = red::SumAccOf<kHalfLike<In>>;  // the `wide` output (dtype= widening): the sum accumulator
+
+// One step of Op reading In, writing Out0 (and Out1). With `ws` non-null, only the step's
+// workspace bytes are written there.
+template <class In, class Op, class Out0, class Out1 = Out0>
+cudaError_t run(const OpStep& a, size_t* ws) {
+  // sum's rows take one lane per thread (0: its shape, rows_shape). Several lanes per thread only
+  // pay for batched operators (Welford, logsumexp, argmax) on 16-bit input (benchmarks/tune_ops.py;
+  // the others lose occupancy to the register stack and gain nothing).
+  const int rows_lpt = eng::IsPlainSum<Op>::value ? 0 : Op::kBatched ? ops_rows_lanes_per_thread(static_cast<int>(sizeof(In))) : 1;
+  if (ws) {
+    *ws = eng::step_workspace<typename Op::Acc>(a.kind, a.outer, a.extent, a.inner, static_cast<int>(sizeof(In)), a.num_sms,
+                                                rows_lpt, a.tuning);
+    return cudaSuccess;
+  }
+  return eng::run_step<In, Op, Out0, Out1>(a.kind, a.outer, a.extent, a.inner, static_cast<const In*>(a.in),
+                                           eng::Outs<Out0, Out1>{static_cast<Out0*>(a.out0), static_cast<Out1*>(a.out1)},
+                                           a.workspace, a.params, a.stream, a.cc, a.num_sms, a.pdl, rows_lpt, a.counter, a.tuning);
+}
+
+// Op I's step on input In: the first output wide when dtype= widened it. In a plan of several
+// steps (engine/op_desc.h), a kPartials op (sum, nansum) writes its accumulator for the next step,
+// and the later steps are sum's, reading that accumulator.
+template <class In, class I>
+cudaError_t run_impl(const OpStep& a, size_t* ws) {
+  if constexpr (I::kPartials) {
+    using P = typename I::Op::Acc;
+    static_assert(std::is_arithmetic_v<P>, "partials are plain sums");
+    if (a.in_partial) {
+      if constexpr (!eng::IsPlainSum<typename I::Op>::value) {
+        return cudaErrorInvalidValue;  // only sum reads partials
+      } else {
+        if (a.out_partial) return run<P, typename I::Op, P>(a, ws);
+        if constexpr (I::kWide) {
+          if (a.wide) return run<P, typename I::Op, Wide<In>>(a, ws);
+        }
+        return run<P, typename I::Op, typename I::Out0>(a, ws);
+      }
+    }
+    if (a.out_partial) return run<In, typename I::Op, P>(a, ws);
+  } else {
+    if (a.in_partial || a.out_partial) return cudaErrorInvalidValue;  // one step only
+  }
+  if constexpr (I::kWide) {
+    if (a.wide) return run<In, typename I::Op, Wide<In>, typename I::Out1>(a, ws);
+  }
+  return run<In, typename I::Op, typename I::Out0, typename I::Out1>(a, ws);
+}
+
+// One family's operators (core/op_table.h's family column) on the input dtype: each family_*.cu
+// compiles its own rows only, with the struct and output types of engine/op_impl.h.
+template <red::Family Fam, class In>
+cudaError_t run_family_in(const OpStep& a, size_t* ws) {
+  return red::for_op(
+      a.op, a.ord,
+      [&](auto k, auto o) -> cudaError_t {
+        constexpr red::OpKind K = decltype(k)::value;
+        if constexpr (red::op_traits(K).family != Fam || (std::is_integral_v<In> && red::op_traits(K).float_only)) {
+          return cudaErrorInvalidValue;
+        } else {
+          return run_impl<In, red::OpImpl<K, decltype(o)::value, In, kHalfLike<In>>>(a, ws);
+        }
+      },
+      [] { return cudaErrorInvalidValue; });
+}
+
+// (A function per input type rather than a lambda nested in the dtype lambda: g++ as nvcc's host
+// compiler took the outer lambda's `decltype(t)` for a reference inside the inner one.)
+template <red::Family Fam>
+cudaError_t run_family(const OpStep& a, size_t* ws) {
+  return dispatch_cuda(a.in_dtype, [&](auto t) -> cudaError_t { return run_family_in<Fam, typename decltype(t)::T>(a, ws); });
+}
+
+}  // namespace fam
+}  // namespace rk

@@ -1,0 +1,74 @@
+// The engine's launch shapes (reduce.cuh's rows, columns and finish kernels), which every operator
+// shares: how many threads a row or a column takes, lanes per thread, blocks and partials.
+#include "tuning/tuning.h"
+#include "cuda/engine/reduce.cuh"
+
+namespace rk {
+namespace eng {
+
+Shape rows_shape(int64_t K, int64_t L, int elem, int rows_lpt, int num_sms, const TuningOverrides& o) {
+  Shape s;
+  const int64_t lanes = (L + lane_elems(elem) - 1) / lane_elems(elem);
+  if (rows_lpt > 0) {  // an operator (sum passes 0: one lane per thread, no hook)
+    // Lanes per thread up to rows_lpt while about a wave of threads (1024 per SM) still has work.
+    // A single row of at most 256 * 4 lanes (2^14 float32) takes one block whatever the operator:
+    // no partials. Longer single rows split over blocks and still take one launch (the last block
+    // finishes: FusedFinish in reduce.cuh); one block of 16 lanes a thread read 2^16 float32 at
+    // 1.3x torch's eager time (H200, bench_ops). o.rows_lanes (the tuning harness's) forces the count.
+    const int64_t wave = static_cast<int64_t>(num_sms > 0 ? num_sms : 132) * 1024;
+    int64_t lpt = 1;
+    while (2 * lpt <= rows_lpt && K * lanes >= 2 * lpt * wave) lpt *= 2;
+    if (K == 1 && lanes > kThreads && lanes <= static_cast<int64_t>(kThreads) * 4) lpt = ceil_pow2((lanes + kThreads - 1) / kThreads);
+    if (o.rows_lanes > 0) lpt = o.rows_lanes;
+    s.LPT = static_cast<int>(std::min<int64_t>({lpt, ceil_pow2(lanes), kMaxRowsLanes}));
+  }
+  const int64_t groups = (lanes + s.LPT - 1) / s.LPT;  // threads per row
+  if (groups <= kThreads) {
+    s.W = static_cast<int>(ceil_pow2(groups));
+    s.blocks = (K + kThreads / s.W - 1) / (kThreads / s.W);
+  } else {
+    s.W = kThreads;
+    s.nseg = (groups + kThreads - 1) / kThreads;
+    s.blocks = K * s.nseg;
+    s.partials = s.nseg;
+  }
+  return s;
+}
+
+Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, int num_sms, const TuningOverrides& o) {
+  Shape s;
+  const int V = 16 / elem;
+  const int64_t cv = (C + V - 1) / V, lanes = (R + lane_elems(elem) - 1) / lane_elems(elem);
+  // 8 threads read 128 contiguous bytes of a row and the rest of the block stacks lane groups (up
+  // to 32; when there are fewer the block widens across columns). A thread takes the tuning
+  // table's lanes (csrc/tuning/tuning.h, by element size), capped so that there is still about a wave of
+  // resident threads (512 per SM) of work.
+  {
+    const int64_t wave = static_cast<int64_t>(num_sms > 0 ? num_sms : 132) * 512;
+    const int64_t cap = ceil_pow2(std::max<int64_t>(1, cv * lanes * B / wave));
+    s.LPT = static_cast<int>(std::min<int64_t>(dims_columns_lanes_per_thread(elem), cap));
+    if (o.columns_lanes > 0) s.LPT = o.columns_lanes;
+    const int64_t groups = (lanes + s.LPT - 1) / s.LPT;
+    const int tx0 = static_cast<int>(std::min<int64_t>(ceil_pow2(cv), o.columns_tx0 > 0 ? o.columns_tx0 : 8));
+    s.TY = static_cast<int>(std::min<int64_t>(ceil_pow2(groups), kThreads / tx0));
+    s.TX = static_cast<int>(std::min<int64_t>(ceil_pow2(cv), kThreads / s.TY));
+  }
+  const int64_t groups = (lanes + s.LPT - 1) / s.LPT;
+  s.tiles_x = (cv + s.TX - 1) / s.TX;
+  s.tiles_y = (groups + s.TY - 1) / s.TY;
+  s.blocks = s.tiles_x * s.tiles_y * B;
+  s.partials = s.tiles_y > 1 ? s.tiles_y : 0;
+  return s;
+}
+
+Shape finish_shape(int64_t nout, int64_t P, int64_t* g) {
+  Shape s;
+  s.W = static_cast<int>(std::min<int64_t>(ceil_pow2(P), kThreads));
+  *g = ceil_pow2((P + s.W - 1) / s.W);
+  s.blocks = (nout + kThreads / s.W - 1) / (kThreads / s.W);
+  return s;
+}
+
+}  // namespace eng
+
+}  // namespace rk

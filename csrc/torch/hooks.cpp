@@ -1,0 +1,68 @@
+// reducekit._C's test and tuning hooks (names starting with an underscore; not public API), and the
+// overrides they set. The CUDA backend copies the overrides into each launch's arguments
+// (OpStep::tuning, ExactArgs::tuning): the CUDA code itself reads no mutable state.
+#include "torch/hooks.h"
+
+#include <torch/extension.h>
+
+#include <string>
+
+#ifdef RK_WITH_CUDA
+#include "cuda/launchers.h"
+#endif
+
+namespace rk {
+
+TuningOverrides& tuning_overrides() {
+  static TuningOverrides o;
+  return o;
+}
+
+void bind_hooks(pybind11::module_& m) {
+#ifdef RK_WITH_CUDA
+  m.def("_dims_columns_config", [](int tx0, int lpt) {
+    TORCH_CHECK_VALUE((tx0 == 0 || (tx0 >= 1 && tx0 <= 32 && (tx0 & (tx0 - 1)) == 0)) &&
+                      (lpt == 0 || lpt == 1 || lpt == 2 || lpt == 4 || lpt == 8),
+                      "reducekit._C._dims_columns_config: tx0 must be 0 or a power of two up to 32, lpt 0, 1, 2, 4 or 8");
+    TuningOverrides& o = tuning_overrides();
+    const auto old = pybind11::make_tuple(o.columns_tx0, o.columns_lanes);
+    o.columns_tx0 = tx0;
+    o.columns_lanes = lpt;
+    return old;
+  }, "Tuning hook: force the dims columns kernel's (tx0, lanes per thread); (0, 0) restores the rule. Returns the previous pair.",
+     pybind11::arg("tx0"), pybind11::arg("lpt"));
+  m.def("_ops_rows_lanes", [](int lpt) {
+    TORCH_CHECK_VALUE(lpt >= 0 && lpt <= 16 && (lpt & (lpt - 1)) == 0,
+                      "reducekit._C._ops_rows_lanes: lpt must be 0 (the rule) or a power of two up to 16, got " + std::to_string(lpt));
+    const int old = tuning_overrides().rows_lanes;
+    tuning_overrides().rows_lanes = lpt;
+    return old;
+  }, "Tuning hook: force the operators' rows kernel lanes per thread; 0 restores the rule. Returns the previous value.",
+     pybind11::arg("lpt"));
+  m.def("_exact_config", [](int block, int unroll, int bpr) {
+    TORCH_CHECK_VALUE(exact_config_supported(block, unroll) && bpr >= 0 && bpr <= (1 << 20),
+                      "reducekit._C._exact_config: (block=" + std::to_string(block) + ", unroll=" + std::to_string(unroll) +
+                          ") is not compiled (see RK_EXACT_CONFIGS in csrc/cuda/engine/exact.cu), or bpr=" + std::to_string(bpr) +
+                          " is outside 0..2^20");
+    TuningOverrides& o = tuning_overrides();
+    o.exact_block = block;
+    o.exact_unroll = unroll;
+    o.exact_bpr = bpr;
+  }, "Test hook: force method='exact''s CUDA (block, unroll) and blocks per row; (0, 0, 0) restores the rule.",
+     pybind11::arg("block"), pybind11::arg("unroll"), pybind11::arg("bpr"));
+  m.def("_exact_configs", [] {
+    pybind11::list out;
+    for (int b : {64, 128, 256, 512})
+      for (int u : {2, 4})
+        if (exact_config_supported(b, u)) out.append(pybind11::make_tuple(b, u));
+    return out;
+  }, "(block, unroll) pairs compiled for method='exact' on CUDA");
+  m.def("_single_pass_slots", [](int device, int limit) {
+    const int old = single_pass_set_slot_limit(limit);
+    return pybind11::make_tuple(single_pass_slots_used(device), old);
+  }, "Test hook: (slots used on device, previous limit); limit >= 0 sets how many counter slots single_pass hands out");
+#endif
+  (void)m;
+}
+
+}  // namespace rk

@@ -9,8 +9,9 @@
     python benchmarks/bench.py --dims --merge a/results_dims.json b/results_dims.json --out DIR
 
 Writes results.md (tables laid out like the reference study's), results.json and results.csv
-(every figure) and PNG plots with --out. See reducekit/bench.py for the timing method: graph mode
-is timed interleaved with a foreign kernel; --chained adds mode graph_chained, labelled as such.
+(every figure) and PNG plots with --out. See reducekit/bench/timing.py for the timing method:
+graph mode is timed interleaved with a foreign kernel; --chained adds mode graph_chained, labelled
+as such.
 README's result blocks are regenerated from the committed results by benchmarks/report.py.
 
 --dims (options: --dims --help): the cases of the dims issue, each timed as torch.sum(x, dim,

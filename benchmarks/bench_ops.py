@@ -2,7 +2,7 @@
 
     python benchmarks/bench_ops.py --out benchmarks/results/h200
 
-writes results_ops.json and results_ops.md (reducekit/bench_ops.py documents the method).
+writes results_ops.json and results_ops.md (reducekit/bench/ops.py documents the method).
 Exits 1 if a target is missed (the figures are written anyway).
 """
 import os
@@ -10,7 +10,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from reducekit import bench, bench_ops  # noqa: E402
+from reducekit.bench import ops, targets_main  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(bench.targets_main(bench_ops, __doc__))
+    sys.exit(targets_main(ops, __doc__))

@@ -16,11 +16,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import torch  # noqa: E402
 
-from reducekit import bench, bench_ops  # noqa: E402
+from reducekit.bench import environment, ops  # noqa: E402
 
 FAMILY = ("var", "std", "var_mean", "std_mean")
-CASES = [("full", (bench_ops.FULL_N,), None, "float32"), ("full", (bench_ops.FULL_N,), None, "bfloat16")] + \
-        [(label, shape, dim, dt) for label, shape, dim, dt, _ in bench_ops.DIMS_CASES] + \
+CASES = [("full", (ops.FULL_N,), None, "float32"), ("full", (ops.FULL_N,), None, "bfloat16")] + \
+        [(label, shape, dim, dt) for label, shape, dim, dt, _ in ops.DIMS_CASES] + \
         [("(2^22, 32) dim 0", (2**22, 32), 0, "bfloat16")]
 
 if __name__ == "__main__":
@@ -30,10 +30,10 @@ if __name__ == "__main__":
     dev = torch.device("cuda")
     rows = []
     for label, shape, dim, dt in CASES:
-        bench_ops._case(label, shape, dim, dt, dev, rows, FAMILY)
+        ops._case(label, shape, dim, dt, dev, rows, FAMILY)
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "results_var_family.json"), "w") as f:
-        json.dump({"env": bench.environment(dev), "rows": rows}, f, indent=1)
+        json.dump({"env": environment(dev), "rows": rows}, f, indent=1)
     for r in rows:
         g = r["graph_us"]
         print(f"{r['case']:22} {r['dtype']:9} {r['op']:9} ours {g['reducekit']:8.1f} torch {g['torch']:8.1f} "

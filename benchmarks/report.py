@@ -396,10 +396,10 @@ OPS_FAULTS = (f"{RESULTS_DIR}/faults_ops.json", f"{RESULTS_DIR}/faults_ops_2.jso
 
 
 def bench_block(bench, path: str, what: str, run: dict | None, campaigns: list[tuple[str, dict | None]]) -> str:
-    """A benchmark module's (bench_exact, bench_ops) tables and target verdicts (its markdown,
-    headings one level down), and the planted-fault campaigns of its kernels."""
+    """A benchmark module's (reducekit.bench.exact, reducekit.bench.ops) tables and target verdicts
+    (its markdown, headings one level down), and the planted-fault campaigns of its kernels."""
     if run is None:
-        script = bench.__name__.rsplit(".", 1)[-1]
+        script = bench.SCRIPT
         return para(f"No H200 results for {what} are committed yet (`{path}` does not exist); "
                     f"`python benchmarks/{script}.py --out {RESULTS_DIR}` on the H200 writes them.") + "\n"
     md = bench.markdown(run).split("\n")
@@ -456,11 +456,11 @@ def blocks(root: str = ROOT) -> dict[str, str]:
 
     run = load_run(os.path.join(root, RESULTS))
     perf, faults, dims = load(PERF), load(FAULTS), load(DIMS)
-    from reducekit import bench_exact, bench_ops
+    from reducekit.bench import exact, ops
 
     return {
-        "exact": bench_block(bench_exact, EXACT, "method='exact'", load(EXACT), [(p, load(p)) for p in EXACT_FAULTS]),
-        "ops": bench_block(bench_ops, OPS, "the reduction ops", load(OPS), [(p, load(p)) for p in OPS_FAULTS]),
+        "exact": bench_block(exact, EXACT, "method='exact'", load(EXACT), [(p, load(p)) for p in EXACT_FAULTS]),
+        "ops": bench_block(ops, OPS, "the reduction ops", load(OPS), [(p, load(p)) for p in OPS_FAULTS]),
         "faults": faults_block(faults),
         "results": results_block(run),
         "targets": targets_block(perf, read_targets(os.path.join(root, TEST_PERF))),

@@ -11,6 +11,7 @@ import pytest
 import reducekit
 import reducekit.plotting
 from reducekit import bench
+from reducekit.bench import dims, timing
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -346,11 +347,12 @@ def test_dims_gpu_branch_with_fake_timers(monkeypatch):
     monkeypatch.setattr(torch.cuda, "set_device", lambda d: None)
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda d: Props)
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
-    monkeypatch.setattr(bench, "environment", lambda device: {"date": "d", "torch": "t", "device": str(device)})
-    real_input = bench.random_input
-    monkeypatch.setattr(bench, "random_input", lambda n, dtype, device: real_input(n, dtype, "cpu"))
-    monkeypatch.setattr(bench, "DIMS_CASES", ({"shape": (64, 1024), "dim": 1}, {"shape": (1024, 1024), "dim": (0,)},
-                                              {"shape": (8, 16, 32), "dim": -1, "sum_dtype": "float64", "only": ("int32",)}))
+    # patched where dims_run and Buffers look them up
+    monkeypatch.setattr(dims, "environment", lambda device: {"date": "d", "torch": "t", "device": str(device)})
+    real_input = timing.random_input
+    monkeypatch.setattr(timing, "random_input", lambda n, dtype, device: real_input(n, dtype, "cpu"))
+    monkeypatch.setattr(dims, "DIMS_CASES", ({"shape": (64, 1024), "dim": 1}, {"shape": (1024, 1024), "dim": (0,)},
+                                             {"shape": (8, 16, 32), "dim": -1, "sum_dtype": "float64", "only": ("int32",)}))
     seen = []
 
     def fake(mode):
@@ -361,8 +363,8 @@ def test_dims_gpu_branch_with_fake_timers(monkeypatch):
             us = 3000.0 if v[0].dim() == 1 else 10.0 * v[0].shape[0] / 64  # the full sum is "slow"
             return (us, 1) if mode == "eager" else us / 2
         return timer
-    monkeypatch.setattr(bench, "time_cuda_eager", fake("eager"))
-    monkeypatch.setattr(bench, "time_cuda_graph", fake("graph"))
+    monkeypatch.setattr(dims, "time_cuda_eager", fake("eager"))
+    monkeypatch.setattr(dims, "time_cuda_graph", fake("graph"))
     run = bench.dims_run(["float32", "int32"], device="cuda:0", rounds=2, ceiling={"gbps": 100.0, "given": True},
                          host=False, progress=False)
     assert run["env"]["cold_l2"].startswith("inputs rotated over >= 4 MB (4x L2) and >= 2 buffers")
@@ -390,7 +392,7 @@ def test_dims_gpu_branch_with_fake_timers(monkeypatch):
             raise RuntimeError("dims path not built\nmore")
         return torch.sum(x)
     monkeypatch.setattr(reducekit, "sum", broken)
-    monkeypatch.setattr(bench, "DIMS_CASES", bench.DIMS_CASES[:1])
+    monkeypatch.setattr(dims, "DIMS_CASES", dims.DIMS_CASES[:1])
     run = bench.dims_run(["float32"], device="cuda:0", rounds=1, ceiling={"gbps": 100.0, "given": True}, host=False,
                          progress=False, modes=("graph",))
     (r,) = run["rows"]

@@ -18,9 +18,10 @@ import torch
 
 import reducekit
 
-from .bench import Buffers, environment, read_ceiling, time_cuda_eager, time_cuda_graph
+from .timing import Buffers, environment, read_ceiling, time_cuda_eager, time_cuda_graph
 
 FILE = "results_ops"
+SCRIPT = "bench_ops"  # its command line: benchmarks/bench_ops.py
 COLD_BYTES = 4 * 60 * 2**20
 R = reducekit
 
@@ -62,7 +63,7 @@ def _check_op_table():
     timed = {name.split("(")[0] for name, _, _ in _ops(None)}
     table = {t["name"] for t in R._C.op_table()} - {"sum"}
     if timed != table:
-        raise ImportError(f"reducekit/bench_ops.py times {sorted(timed - table)} beyond core/op_table.h and misses "
+        raise ImportError(f"reducekit/bench/ops.py times {sorted(timed - table)} beyond core/op_table.h and misses "
                           f"{sorted(table - timed)}")
 
 

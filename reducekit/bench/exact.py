@@ -17,9 +17,10 @@ import torch
 
 import reducekit
 
-from .bench import Buffers, environment, read_ceiling, time_cuda_eager, time_cuda_graph
+from .timing import Buffers, environment, read_ceiling, time_cuda_eager, time_cuda_graph
 
 FILE = "results_exact"
+SCRIPT = "bench_exact"  # its command line: benchmarks/bench_exact.py
 DTYPES = ("float32", "bfloat16", "float16", "float64")
 SIZES = (2**24, 2**26, 2**28, 2**30)
 SMALL_SIZES = (2**10, 2**12, 2**14, 2**16, 2**18, 2**20)

@@ -124,6 +124,26 @@ def test_nansum_is_sum_on_every_layout(device, dtype):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_nansum_over_unit_dims_reads_nan_as_zero(device, dtype):
+    """Reduced dims that are all of size 1 leave the plan without a step: each output is one input
+    value, copied. nansum must still read NaN as 0 there (and keep +-inf), with or
+    without keepdim, and with dtype= widening."""
+    x = torch.tensor([[[float("nan")], [1.5]], [[-2.0], [float("inf")]], [[float("-inf")], [float("nan")]]],
+                     dtype=dtype).to(device)  # (3, 2, 1)
+    ref = torch.nansum(x.cpu().double(), dim=2)
+    for keepdim in (False, True):
+        for dims in ([2], [-1]):
+            r = reducekit.nansum(x, dims, keepdim=keepdim)
+            want = ref.unsqueeze(2) if keepdim else ref
+            assert r.dtype == dtype and r.shape == want.shape
+            assert same_bits(r.cpu().double(), want), f"nansum over a unit dim: {r.cpu().tolist()} != {want.tolist()}"
+    if dtype in (torch.float16, torch.bfloat16):
+        w = reducekit.nansum(x, [2], dtype=torch.float32)
+        assert w.dtype == torch.float32 and same_bits(w.cpu().double(), ref)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @given(case=tensors())
 def test_paired_outputs_equal_single_ops(device, case):
     x, dims = case

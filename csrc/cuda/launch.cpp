@@ -97,7 +97,7 @@ size_t op_step_workspace(const OpStep& a) {
 
 cudaError_t op_step_launch(const OpStep& a) {
   if (a.outer <= 0 || a.extent <= 0 || a.inner <= 0 || !a.in || !a.out0) return cudaErrorInvalidValue;
-  if (!op_supported(a.op, a.in_dtype) || (a.in_partial && a.op != red::OpKind::Sum)) return cudaErrorInvalidValue;
+  if (!op_supported(a.op, a.in_dtype)) return cudaErrorInvalidValue;  // (partials: cuda/engine/family.cuh checks)
   return op_family(a.op)(a, nullptr);
 }
 

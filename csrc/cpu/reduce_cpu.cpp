@@ -18,6 +18,16 @@
 #include <vector>
 
 namespace rk {
+
+// The types the two backends share (engine/op_impl.h's TypesOf), pinned to literal types here and
+// in the other backend: Welford's runs in the value type, narrow integers compared as int32.
+static_assert(std::is_same_v<red::OpImpl<red::OpKind::Var, red::NormOrd::Two, float, false>::Op, red::Welford<float, double>>);
+static_assert(std::is_same_v<red::OpImpl<red::OpKind::VarMean, red::NormOrd::Two, c10::Half, true>::Op, red::Welford<float, double>>);
+static_assert(std::is_same_v<red::OpImpl<red::OpKind::Std, red::NormOrd::Two, c10::BFloat16, true>::Op, red::Welford<float, double>>);
+static_assert(std::is_same_v<red::OpImpl<red::OpKind::Var, red::NormOrd::Two, double, false>::Op, red::Welford<double, double>>);
+static_assert(std::is_same_v<red::OpImpl<red::OpKind::Amax, red::NormOrd::Two, int8_t, false>::Op, red::MapReduce<int, int, red::MaxM>>);
+static_assert(std::is_same_v<red::OpImpl<red::OpKind::AMinMax, red::NormOrd::Two, bool, false>::Op, red::MinMax<int>>);
+
 namespace {
 
 constexpr int64_t kChunkLanes = 4096;
@@ -189,8 +199,7 @@ void cpu_op_step(const OpDesc& d) {
           } else if constexpr (K == red::OpKind::Sum) {
             TORCH_CHECK(false, "reducekit: internal error: sum reached the operators' loops");
           } else {
-            // The CPU's types: TypesOf's kHost (Welford's runs in float64, engine/op_impl.h says why).
-            run_impl<In, red::OpImpl<K, decltype(o)::value, In, kHalfLike<In>, red::TypesOf<In, kHalfLike<In>, true>>>(d);
+            run_impl<In, red::OpImpl<K, decltype(o)::value, In, kHalfLike<In>>>(d);
           }
         },
         [] { TORCH_CHECK(false, "reducekit: internal error: bad op id"); });

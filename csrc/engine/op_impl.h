@@ -26,18 +26,18 @@ namespace red {
 // (int32 for bool and integers up to 32 bits: exact, and a run of them fits registers; else V),
 // and W, the type Welford's runs are reduced in.
 //
-// W is the one difference between the backends, named here rather than drifting in two files:
-// the GPU reduces runs in the value type (float32 for float32 input; a float64 run ran at a third
-// of the read ceiling, NOTES.md issue 10), the CPU (kHost) in float64. Sharing the GPU's W moved
-// 156 CPU corpus results (var family, float16 and float32) and lost to torch's float64-accumulated
-// CPU var on normal(1e4, 1) data (tests/test_ops_machinery.py, up to 1.3e-7 against torch's
-// 5.9e-8 on std): one W on both needs a derived bound for that test first (issue 20, left open).
-template <class In, bool kHalf, bool kHost = false>
+// One set of types for both backends: the CPU instantiates exactly the structs the GPU does
+// (Welford's runs in the value type W = V on both: a float64 run ran at a third of the read
+// ceiling on the H200, NOTES.md issue 10). A static_assert in each backend (cpu/reduce_cpu.cpp,
+// cuda/engine/family_moments.cu) pins the var family's and the extrema's structs to literal types,
+// so a backend that grows types of its own fails to compile. What this costs the CPU's var against
+// torch's float64 CPU var has a derived bound (tests/test_ops_machinery.py, _var_bound).
+template <class In, bool kHalf>
 struct TypesOf {
   using V = ValueOf<In, kHalf>;
   using A = SumAccOf<kHalf>;
   using C = std::conditional_t<std::is_integral_v<In> && sizeof(In) < 8, int, V>;
-  using W = std::conditional_t<kHost, WelfordAcc, V>;
+  using W = V;
 };
 
 template <class Op_, class Out0_, class Out1_ = Out0_, bool kWide_ = false>

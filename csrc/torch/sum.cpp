@@ -73,6 +73,8 @@ at::Tensor reduce_plan(const at::Tensor& self, const std::vector<bool>& reduced,
   const Plan plan = plan_for(x.sizes(), x.strides(), reduced);
   if (plan.nsteps == 0) {  // only dims of size 1 are reduced: each output is one input value
     out.copy_((op == red::OpKind::NanSum ? x.masked_fill(x.isnan(), 0) : x).reshape(out_sizes));
+    // A sum starts from +0.0, so a sum of the one value -0.0 is +0.0, as torch's (copying it kept -0.0).
+    if (at::isFloatingType(out_t)) out.add_(0.0);
   } else {
     run_plan(x, plan, op, wide, out, be);
   }

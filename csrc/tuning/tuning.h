@@ -108,4 +108,13 @@ inline constexpr LanesTuning kOpsRowsTable[] = {
 
 inline int ops_rows_lanes_per_thread(int elem_bytes) { return lanes_per_thread(kOpsRowsTable, elem_bytes); }
 
+// The engine's coarsening floors (csrc/cuda/engine/shapes.cu): a thread takes more lanes only while
+// the work still gives each SM at least this many threads. They are not occupancies: the engine's
+// grids cover the data (one block per group of rows or per tile, each with a fixed share), so
+// residency does not size them, and these floors only keep coarsening from starving the SMs. Set
+// with the kernels (NOTES.md issues 10 and 14), not swept since: the lanes tables above were swept
+// under them.
+inline constexpr int kRowsCoarsenThreadsPerSm = 1024;
+inline constexpr int kColumnsCoarsenThreadsPerSm = 512;
+
 }  // namespace rk

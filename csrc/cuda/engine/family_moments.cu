@@ -7,6 +7,16 @@
 
 namespace rk {
 
+// The types the two backends share (engine/op_impl.h's TypesOf), pinned to literal types here and
+// in the other backend: Welford's runs in the value type, narrow integers compared as int32.
+static_assert(std::is_same_v<red::OpImpl<red::OpKind::Var, red::NormOrd::Two, float, false>::Op, red::Welford<float, double>>);
+static_assert(std::is_same_v<red::OpImpl<red::OpKind::VarMean, red::NormOrd::Two, __half, true>::Op, red::Welford<float, double>>);
+static_assert(std::is_same_v<red::OpImpl<red::OpKind::Std, red::NormOrd::Two, __nv_bfloat16, true>::Op, red::Welford<float, double>>);
+static_assert(std::is_same_v<red::OpImpl<red::OpKind::Var, red::NormOrd::Two, double, false>::Op, red::Welford<double, double>>);
+static_assert(std::is_same_v<red::OpImpl<red::OpKind::Amax, red::NormOrd::Two, int8_t, false>::Op, red::MapReduce<int, int, red::MaxM>>);
+static_assert(std::is_same_v<red::OpImpl<red::OpKind::AMinMax, red::NormOrd::Two, bool, false>::Op, red::MinMax<int>>);
+
+
 cudaError_t family_moments(const OpStep& a, size_t* ws) { return fam::run_family<red::Family::Moments>(a, ws); }
 
 }  // namespace rk

@@ -10,12 +10,12 @@ Shape rows_shape(int64_t K, int64_t L, int elem, int rows_lpt, int num_sms, cons
   Shape s;
   const int64_t lanes = (L + lane_elems(elem) - 1) / lane_elems(elem);
   if (rows_lpt > 0) {  // an operator (sum passes 0: one lane per thread, no hook)
-    // Lanes per thread up to rows_lpt while about a wave of threads (1024 per SM) still has work.
+    // Lanes per thread up to rows_lpt while every SM still has kRowsCoarsenThreadsPerSm threads of work.
     // A single row of at most 256 * 4 lanes (2^14 float32) takes one block whatever the operator:
     // no partials. Longer single rows split over blocks and still take one launch (the last block
     // finishes: FusedFinish in reduce.cuh); one block of 16 lanes a thread read 2^16 float32 at
     // 1.3x torch's eager time (H200, bench_ops). o.rows_lanes (the tuning harness's) forces the count.
-    const int64_t wave = static_cast<int64_t>(num_sms > 0 ? num_sms : 132) * 1024;
+    const int64_t wave = static_cast<int64_t>(std::max(num_sms, 1)) * kRowsCoarsenThreadsPerSm;
     int64_t lpt = 1;
     while (2 * lpt <= rows_lpt && K * lanes >= 2 * lpt * wave) lpt *= 2;
     if (K == 1 && lanes > kThreads && lanes <= static_cast<int64_t>(kThreads) * 4) lpt = ceil_pow2((lanes + kThreads - 1) / kThreads);
@@ -41,10 +41,10 @@ Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, int num_sms, cons
   const int64_t cv = (C + V - 1) / V, lanes = (R + lane_elems(elem) - 1) / lane_elems(elem);
   // 8 threads read 128 contiguous bytes of a row and the rest of the block stacks lane groups (up
   // to 32; when there are fewer the block widens across columns). A thread takes the tuning
-  // table's lanes (csrc/tuning/tuning.h, by element size), capped so that there is still about a wave of
-  // resident threads (512 per SM) of work.
+  // table's lanes (csrc/tuning/tuning.h, by element size), capped so that every SM still has
+  // kColumnsCoarsenThreadsPerSm threads of work.
   {
-    const int64_t wave = static_cast<int64_t>(num_sms > 0 ? num_sms : 132) * 512;
+    const int64_t wave = static_cast<int64_t>(std::max(num_sms, 1)) * kColumnsCoarsenThreadsPerSm;
     const int64_t cap = ceil_pow2(std::max<int64_t>(1, cv * lanes * B / wave));
     s.LPT = static_cast<int>(std::min<int64_t>(dims_columns_lanes_per_thread(elem), cap));
     if (o.columns_lanes > 0) s.LPT = o.columns_lanes;

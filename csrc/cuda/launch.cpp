@@ -1,5 +1,9 @@
-// Routes a method to its strategy family (one .cu file each). Torch-free host code.
+// Routes a method to its strategy family (one .cu file each). Torch-free host code. Its switches
+// list every enumerator, and -Wswitch is an error here: a method added to RK_METHODS (or a dtype to
+// RK_DTYPES) without its case below does not compile.
 #include "cuda/launchers.h"
+
+#pragma GCC diagnostic error "-Wswitch"
 
 namespace rk {
 
@@ -9,8 +13,15 @@ DType acc_dtype(DType in) {
     case DType::BFloat16:
     case DType::Float32: return DType::Float32;
     case DType::Float64: return DType::Float64;
-    default: return DType::Int64;
+    case DType::Bool:
+    case DType::UInt8:
+    case DType::Int8:
+    case DType::Int16:
+    case DType::Int32:
+    case DType::Int64:
+    case DType::Count: return DType::Int64;
   }
+  return DType::Int64;
 }
 
 DType out_dtype(Method m, DType in) {
@@ -45,8 +56,11 @@ Family family(Method m) {
     case Method::HostFinal: return Family::GridStride;
     case Method::CubDevice: return Family::Cub;
     case Method::SinglePass: return Family::SinglePass;
-    default: return Family::None;  // Auto is resolved by the caller
+    case Method::Auto:   // resolved by the caller (the tuning table)
+    case Method::Exact:  // its own launch (cuda/engine/exact.cu)
+    case Method::Count: return Family::None;
   }
+  return Family::None;
 }
 }  // namespace
 
@@ -58,8 +72,9 @@ size_t workspace_bytes(Method m, ReduceArgs& a) {
     case Family::GridStride: return grid_stride_workspace(m, a);
     case Family::Cub: return cub_workspace(m, a);
     case Family::SinglePass: return single_pass_workspace(a);
-    default: return 0;
+    case Family::None: return 0;
   }
+  return 0;
 }
 
 size_t host_workspace_bytes(Method m, const ReduceArgs& a) {
@@ -76,8 +91,9 @@ cudaError_t launch(Method m, const ReduceArgs& a) {
     case Family::GridStride: return grid_stride_launch(m, a);
     case Family::Cub: return cub_launch(m, a);
     case Family::SinglePass: return single_pass_launch(a);
-    default: return cudaErrorInvalidValue;
+    case Family::None: return cudaErrorInvalidValue;
   }
+  return cudaErrorInvalidValue;
 }
 
 namespace {

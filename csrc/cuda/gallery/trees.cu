@@ -152,7 +152,8 @@ cudaError_t run(Method m, const ReduceArgs& a) {
       case Method::TreeSequential: tree_sequential_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
       case Method::FirstAdd: first_add_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
       case Method::WarpUnroll: warp_unroll_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
-      default: full_unroll_kernel<In, Acc, Op, kBlock><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
+      case Method::FullUnroll: full_unroll_kernel<In, Acc, Op, kBlock><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
+      default: break;  // not this family's: trees_launch refused it
     }
   });
 }
@@ -162,6 +163,9 @@ cudaError_t run(Method m, const ReduceArgs& a) {
 size_t trees_workspace(Method m, const ReduceArgs& a) { return partials_workspace(tree_grid(m, a.n), a.dtype); }
 
 cudaError_t trees_launch(Method m, const ReduceArgs& a) {
+  const bool mine = m == Method::TreeInterleaved || m == Method::TreeStrided || m == Method::TreeSequential ||
+                    m == Method::FirstAdd || m == Method::WarpUnroll || m == Method::FullUnroll;
+  if (!mine) return cudaErrorInvalidValue;  // another family's method (launch.cpp routes none here)
   if (tree_grid(m, a.n) > 0x7fffffff) return cudaErrorInvalidConfiguration;
   return dispatch_gallery<false>(a.dtype, a.op, [&](auto t, auto op) {
     using T = decltype(t);

@@ -131,7 +131,8 @@ cudaError_t run(Method m, const ReduceArgs& a) {
       case Method::Butterfly: butterfly_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
       case Method::Cg: cg_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
       case Method::CgUnroll2: cg_unroll2_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
-      default: coarsened_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
+      case Method::Coarsened: coarsened_kernel<In, Acc, Op><<<grid, kBlock, 0, a.stream>>>(x, a.n, partials); break;
+      default: break;  // not this family's: warp_launch refused it
     }
   });
 }
@@ -141,6 +142,9 @@ cudaError_t run(Method m, const ReduceArgs& a) {
 size_t warp_workspace(Method m, const ReduceArgs& a) { return partials_workspace(warp_grid(m, a.n), a.dtype); }
 
 cudaError_t warp_launch(Method m, const ReduceArgs& a) {
+  const bool mine = m == Method::Shuffle || m == Method::Butterfly || m == Method::Cg || m == Method::CgUnroll2 ||
+                    m == Method::Coarsened;
+  if (!mine) return cudaErrorInvalidValue;  // another family's method (launch.cpp routes none here)
   if (warp_grid(m, a.n) > 0x7fffffff) return cudaErrorInvalidConfiguration;
   return dispatch_gallery<false>(a.dtype, a.op, [&](auto t, auto op) {
     using T = decltype(t);

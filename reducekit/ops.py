@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from . import _C
+from . import _C, _dropin
 
 _INTEGRAL_RESULT = torch.int64
 # Words per exact intermediate: the universal limbs, then the NaN, +inf and -inf counts.
@@ -58,7 +58,7 @@ _fast_sum = _C.sum
 
 
 def sum(input: torch.Tensor, dim=None, keepdim: bool = False, *, dtype: torch.dtype | None = None,  # noqa: A001
-        method: str = "auto") -> torch.Tensor:
+        method: str = "auto", out: torch.Tensor | None = None, axis=None, keepdims: bool | None = None) -> torch.Tensor:
     """torch.sum with a choice of method: the sum of `input` over `dim` (every dim when None).
 
     Same signature, result dtype, shape and errors as torch.sum: `dim` an int or a tuple/list of
@@ -70,7 +70,19 @@ def sum(input: torch.Tensor, dim=None, keepdim: bool = False, *, dtype: torch.dt
     deterministic kernel, and is the one method that reduces over some dims (the others reduce
     the whole tensor). With an explicit `dim`, every output's bits depend only on its own slice:
     sum(x, dim=-1)[i] equals sum(x[i:i+1], dim=-1)[0] bit for bit. The input is never modified.
+
+    As torch.sum it takes out= (summed in out's dtype, resized as torch resizes it) and numpy's
+    axis=/keepdims= aliases (reducekit/_dropin.py), and tensors of more than 64 dims when every
+    dim is reduced.
     """
+    if out is not None or axis is not None or keepdims is not None:
+        dim = _dropin.dim_alias("sum", dim, axis, None)
+        keepdim = _dropin.keepdim_alias("sum", keepdim, keepdims)
+        if out is None:
+            return sum(input, dim, keepdim, dtype=dtype, method=method)
+        _dropin.check_out_allowed("sum", "sum", out, input)
+        r = sum(input, dim, keepdim, dtype=_dropin.compute_dtype("sum", out, dtype), method=method)
+        return _dropin.write_out("sum", "sum", r, out)
     if _compiling():
         return torch.ops.reducekit.sum.default(input, dim, keepdim, dtype=dtype, method=method)
     try:
@@ -90,6 +102,13 @@ def sum(input: torch.Tensor, dim=None, keepdim: bool = False, *, dtype: torch.dt
         if not isinstance(keepdim, bool):
             raise TypeError(f"reducekit.sum: keepdim must be a bool, got {type(keepdim).__name__} {keepdim!r}") from None
         raise
+    except RuntimeError:
+        if not (isinstance(input, torch.Tensor) and input.dim() > _dropin.MAX_DIMS):
+            raise
+    # More than 64 dims (off the fast path): every dim sums the flattened tensor, as torch.
+    x, keep = _dropin.flatten_if_over("sum", input, dim, keepdim)
+    r = sum(x, None, False, dtype=dtype, method=method)
+    return r if keep is None else r.reshape(keep)
 
 
 def exact_partial(input: torch.Tensor, dim=None, keepdim: bool = False) -> torch.Tensor:

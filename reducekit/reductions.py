@@ -15,7 +15,7 @@ import math
 
 import torch
 
-from . import _C
+from . import _C, _dropin
 from .ops import _sum_fake
 from .ops import sum as _sum
 
@@ -58,6 +58,27 @@ def _call(op, input, dim, keepdim=False, dtype=None, ord=2.0, correction=1.0, me
     except TypeError:
         _diagnose(op, input, keepdim, dtype, method)
         raise
+    except RuntimeError:
+        if not (isinstance(input, torch.Tensor) and input.dim() > _dropin.MAX_DIMS):
+            raise
+    # More than 64 dims (off the fast path): every dim reduces the flattened tensor, as torch.
+    x, keep = _dropin.flatten_if_over(op, input, dim, keepdim)
+    r = _call(op, x, None, False, dtype, ord, correction, method, first)
+    if keep is None:
+        return r
+    return r.reshape(keep) if first else [t.reshape(keep) for t in r]
+
+
+def _compat(f, op, public, input, dim, keepdim, out, axis, keepdims, default_dim, **kw):
+    """A call with out= or numpy's axis=/keepdims= (reducekit/_dropin.py has torch's rules)."""
+    dim = _dropin.dim_alias(public, dim, axis, default_dim)
+    keepdim = _dropin.keepdim_alias(public, keepdim, keepdims)
+    if out is None:
+        return f(input, dim=dim, keepdim=keepdim, **kw)
+    _dropin.check_out_allowed(op, public, out, input)
+    if "dtype" in kw:
+        kw["dtype"] = _dropin.compute_dtype(op, out, kw["dtype"])
+    return _dropin.write_out(op, public, f(input, dim=dim, keepdim=keepdim, **kw), out)
 
 
 def _all_dims(dim):
@@ -67,41 +88,60 @@ def _all_dims(dim):
     return dim
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None, method="auto"):
+# Each function takes torch's out= (reducekit/_dropin.py: OUT_RULES, torch's rule per op) and
+# numpy's axis=/keepdims= aliases; those calls go through _compat, off the common path.
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None, method="auto", out=None, axis=None, keepdims=None):
     """torch.mean: float and complex inputs (integers with dtype=); 16-bit floats accumulate in
     float32, float32 in float64."""
+    if out is not None or axis is not None or keepdims is not None:
+        return _compat(mean, "mean", "mean", input, dim, keepdim, out, axis, keepdims, None, dtype=dtype, method=method)
     return _call("mean", input, dim, keepdim, dtype, method=method)
 
 
-def nansum(input, dim=None, keepdim=False, *, dtype=None, method="auto"):
+def nansum(input, dim=None, keepdim=False, *, dtype=None, method="auto", out=None, axis=None, keepdims=None):
     """torch.nansum: the sum with NaN counted as zero."""
+    if out is not None or axis is not None or keepdims is not None:
+        return _compat(nansum, "nansum", "nansum", input, dim, keepdim, out, axis, keepdims, None, dtype=dtype, method=method)
     return _call("nansum", input, dim, keepdim, dtype, method=method)
 
 
-def nanmean(input, dim=None, keepdim=False, *, dtype=None, method="auto"):
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, method="auto", out=None, axis=None, keepdims=None):
     """torch.nanmean: the mean of the non-NaN values (NaN where there are none)."""
+    if out is not None or axis is not None or keepdims is not None:
+        return _compat(nanmean, "nanmean", "nanmean", input, dim, keepdim, out, axis, keepdims, None, dtype=dtype, method=method)
     return _call("nanmean", input, dim, keepdim, dtype, method=method)
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None, method="auto"):
+def prod(input, dim=None, keepdim=False, *, dtype=None, method="auto", out=None, axis=None, keepdims=None):
     """torch.prod: every value (dim=None) or one dim. Integers multiply in int64, wrapping."""
+    if out is not None or axis is not None or keepdims is not None:
+        return _compat(prod, "prod", "prod", input, dim, keepdim, out, axis, keepdims, None, dtype=dtype, method=method)
     if dim is not None and not (isinstance(dim, int) and not isinstance(dim, bool)):
         raise TypeError(f"reducekit.prod: dim must be an int or None (torch.prod reduces one dim), got {dim!r}")
     return _call("prod", input, dim, keepdim, dtype, method=method)
 
 
-def amax(input, dim=(), keepdim=False, *, method="auto"):
+def amax(input, dim=(), keepdim=False, *, method="auto", out=None, axis=None, keepdims=None):
     """torch.amax: the largest value over dim (every dim for ()); NaN propagates."""
+    if out is not None or axis is not None or keepdims is not None:
+        return _compat(amax, "amax", "amax", input, dim, keepdim, out, axis, keepdims, (), method=method)
     return _call("amax", input, _all_dims(dim), keepdim, method=method)
 
 
-def amin(input, dim=(), keepdim=False, *, method="auto"):
+def amin(input, dim=(), keepdim=False, *, method="auto", out=None, axis=None, keepdims=None):
     """torch.amin: the smallest value over dim (every dim for ()); NaN propagates."""
+    if out is not None or axis is not None or keepdims is not None:
+        return _compat(amin, "amin", "amin", input, dim, keepdim, out, axis, keepdims, (), method=method)
     return _call("amin", input, _all_dims(dim), keepdim, method=method)
 
 
-def aminmax(input, *, dim=None, keepdim=False, method="auto"):
+def aminmax(input, *, dim=None, keepdim=False, method="auto", out=None, axis=None, keepdims=None):
     """torch.aminmax: (min, max) in one read, as torch.return_types.aminmax."""
+    if out is not None or axis is not None or keepdims is not None:
+        r = _compat(aminmax, "aminmax", "aminmax", input, dim, keepdim, out, axis, keepdims, None, method=method)
+        return torch.return_types.aminmax(tuple(r))
     if dim is not None and not (isinstance(dim, int) and not isinstance(dim, bool)):
         raise TypeError(f"reducekit.aminmax: dim must be an int or None, got {dim!r}")
     mn, mx = _call("aminmax", input, dim, keepdim, method=method, first=False)
@@ -114,22 +154,29 @@ def _truth(input):
     return t.to(torch.uint8) if input.dtype == torch.uint8 else t
 
 
-def all(input, dim=None, keepdim=False, *, method="auto"):  # noqa: A001
+def all(input, dim=None, keepdim=False, *, method="auto", out=None, axis=None, keepdims=None):  # noqa: A001
     """torch.all: whether every value is nonzero (bool; uint8 for uint8 input)."""
+    if out is not None or axis is not None or keepdims is not None:
+        return _compat(all, "all", "all", input, dim, keepdim, out, axis, keepdims, None, method=method)
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         return _truth(input)
     return _call("all", input, dim, keepdim, method=method)
 
 
-def any(input, dim=None, keepdim=False, *, method="auto"):  # noqa: A001
+def any(input, dim=None, keepdim=False, *, method="auto", out=None, axis=None, keepdims=None):  # noqa: A001
     """torch.any: whether some value is nonzero (bool; uint8 for uint8 input)."""
+    if out is not None or axis is not None or keepdims is not None:
+        return _compat(any, "any", "any", input, dim, keepdim, out, axis, keepdims, None, method=method)
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         return _truth(input)
     return _call("any", input, dim, keepdim, method=method)
 
 
-def count_nonzero(input, dim=None, *, method="auto"):
+def count_nonzero(input, dim=None, *, method="auto", out=None, axis=None):
     """torch.count_nonzero: the number of nonzero values (int64)."""
+    if out is not None:
+        _dropin.check_out_allowed("count_nonzero", "count_nonzero", out, input)
+    dim = _dropin.dim_alias("count_nonzero", dim, axis, None)
     return _call("count_nonzero", input, _all_dims(dim), False, method=method)
 
 
@@ -150,44 +197,69 @@ def _correction(name, dim, unbiased, correction):
     return dim, float(correction)
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, method="auto"):
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, method="auto", out=None, axis=None, keepdims=None):
     """torch.var: Welford/Chan in one read; divides by max(0, n - correction)."""
+    if out is not None or axis is not None or keepdims is not None:
+        return _compat(var, "var", "var", input, dim, keepdim, out, axis, keepdims, None, unbiased=unbiased, correction=correction,
+                       method=method)
     dim, c = _correction("var", dim, unbiased, correction)
     return _call("var", input, dim, keepdim, correction=c, method=method)
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, method="auto"):
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, method="auto", out=None, axis=None, keepdims=None):
     """torch.std: the square root of var."""
+    if out is not None or axis is not None or keepdims is not None:
+        return _compat(std, "std", "std", input, dim, keepdim, out, axis, keepdims, None, unbiased=unbiased, correction=correction,
+                       method=method)
     dim, c = _correction("std", dim, unbiased, correction)
     return _call("std", input, dim, keepdim, correction=c, method=method)
 
 
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, method="auto"):
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, method="auto", out=None, axis=None,
+             keepdims=None):
     """torch.var_mean: (var, mean) from one read of the input."""
+    if out is not None or axis is not None or keepdims is not None:
+        return _compat(var_mean, "var_mean", "var_mean", input, dim, keepdim, out, axis, keepdims, None, unbiased=unbiased,
+                       correction=correction, method=method)
     dim, c = _correction("var_mean", dim, unbiased, correction)
     return tuple(_call("var_mean", input, dim, keepdim, correction=c, method=method, first=False))
 
 
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, method="auto"):
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, method="auto", out=None, axis=None,
+             keepdims=None):
     """torch.std_mean: (std, mean) from one read of the input."""
+    if out is not None or axis is not None or keepdims is not None:
+        return _compat(std_mean, "std_mean", "std_mean", input, dim, keepdim, out, axis, keepdims, None, unbiased=unbiased,
+                       correction=correction, method=method)
     dim, c = _correction("std_mean", dim, unbiased, correction)
     return tuple(_call("std_mean", input, dim, keepdim, correction=c, method=method, first=False))
 
 
-def logsumexp(input, dim, keepdim=False, *, method="auto"):
+_NO_DIM = object()  # logsumexp's dim is required, as torch's (or its alias axis=); dim=None is every dim
+
+
+def logsumexp(input, dim=_NO_DIM, keepdim=False, *, method="auto", out=None, axis=None, keepdims=None):
     """torch.logsumexp in one pass: a running max and a rescaled sum of exponentials."""
+    if out is not None or axis is not None or keepdims is not None:
+        return _compat(logsumexp, "logsumexp", "logsumexp", input, dim, keepdim, out, axis, keepdims, _NO_DIM, method=method)
+    if dim is _NO_DIM:
+        raise TypeError("reducekit.logsumexp() missing required argument 'dim' (as torch.logsumexp): pass dim= or axis=")
     return _call("logsumexp", input, dim, keepdim, method=method)
 
 
-def argmax(input, dim=None, keepdim=False, *, method="auto"):
+def argmax(input, dim=None, keepdim=False, *, method="auto", out=None, axis=None, keepdims=None):
     """torch.argmax: the first index of the largest value (of the first NaN, if any)."""
+    if out is not None or axis is not None or keepdims is not None:
+        return _compat(argmax, "argmax", "argmax", input, dim, keepdim, out, axis, keepdims, None, method=method)
     if dim is not None and not (isinstance(dim, int) and not isinstance(dim, bool)):
         raise TypeError(f"reducekit.argmax: dim must be an int or None, got {dim!r}")
     return _call("argmax", input, dim, keepdim, method=method)
 
 
-def argmin(input, dim=None, keepdim=False, *, method="auto"):
+def argmin(input, dim=None, keepdim=False, *, method="auto", out=None, axis=None, keepdims=None):
     """torch.argmin: the first index of the smallest value (of the first NaN, if any)."""
+    if out is not None or axis is not None or keepdims is not None:
+        return _compat(argmin, "argmin", "argmin", input, dim, keepdim, out, axis, keepdims, None, method=method)
     if dim is not None and not (isinstance(dim, int) and not isinstance(dim, bool)):
         raise TypeError(f"reducekit.argmin: dim must be an int or None, got {dim!r}")
     return _call("argmin", input, dim, keepdim, method=method)
@@ -197,9 +269,13 @@ class linalg:  # noqa: N801  (reducekit.linalg.vector_norm, as torch.linalg.vect
     """reducekit.linalg.vector_norm."""
 
     @staticmethod
-    def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, method="auto"):  # noqa: A002
+    def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, method="auto", out=None, axis=None,  # noqa: A002
+                    keepdims=None):
         """torch.linalg.vector_norm: ord 0 (nonzeros), 1, 2, inf, -inf or any other p; complex
         inputs give the norm of their absolute values."""
+        if out is not None or axis is not None or keepdims is not None:
+            return _compat(lambda t, **kw: linalg.vector_norm(t, ord, **kw), "vector_norm", "linalg.vector_norm", x, dim,
+                           keepdim, out, axis, keepdims, None, dtype=dtype, method=method)
         if isinstance(ord, bool) or not isinstance(ord, (int, float)):
             raise TypeError(f"reducekit.linalg.vector_norm: ord must be a number, got {ord!r}")
         return _call("vector_norm", x, dim, keepdim, dtype, ord=float(ord), method=method)

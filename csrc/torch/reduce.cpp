@@ -132,9 +132,14 @@ void check_input(OpKind op, const at::Tensor& self, std::optional<at::ScalarType
       TORCH_CHECK(floating, "reducekit.linalg.vector_norm: Expected a floating point or complex tensor as input. Got ",
                   c10::toString(t), ". Convert first, for example input.float().");
       break;
-    case OpKind::Amax: case OpKind::Amin: case OpKind::AMinMax: case OpKind::ArgMax: case OpKind::ArgMin:
-      TORCH_CHECK_TYPE(!at::isComplexType(t), name(), ": complex input is not supported (complex numbers are not ordered), got ",
-                       c10::toString(t), ". Reduce input.abs() or input.real instead.");
+    // torch's exception types: NotImplementedError for amax/amin/aminmax, RuntimeError for argmax/argmin.
+    case OpKind::Amax: case OpKind::Amin: case OpKind::AMinMax:
+      TORCH_CHECK_NOT_IMPLEMENTED(!at::isComplexType(t), name(), ": not implemented for '", c10::toString(t),
+                                  "': complex numbers are not ordered. Reduce input.abs() or input.real instead.");
+      break;
+    case OpKind::ArgMax: case OpKind::ArgMin:
+      TORCH_CHECK(!at::isComplexType(t), name(), ": does not support complex input (complex numbers are not ordered), got ",
+                  c10::toString(t), ". Reduce input.abs() or input.real instead.");
       break;
     default: break;
   }
@@ -456,8 +461,9 @@ std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_
   check_device(m, self, name.c_str());
   if (m != Method::Auto) return {reduce_gallery(self, op, dim, keepdim, dtype, m, be)};
   const int64_t nd = self.dim();
-  TORCH_CHECK_VALUE(nd <= kMaxDims, name + ": input has " + std::to_string(nd) + " dims; at most " + std::to_string(kMaxDims) +
-                                        " are supported.");
+  // RuntimeError, as torch's; the Python functions reduce more dims over every dim by flattening.
+  TORCH_CHECK(nd <= kMaxDims, name + ": only tensors with up to " + std::to_string(kMaxDims) + " dims are supported (input has " +
+                                  std::to_string(nd) + "); reduce over every dim, or reshape to fewer dims first.");
   Call c{op, name, op_name_, dim, keepdim, ord_value, correction, method, nd};
   c.flat_arg = (op == OpKind::ArgMax || op == OpKind::ArgMin) && !dim.has_value();
   c.reduced = dim.has_value() ? reduced_dims(*dim, nd) : std::vector<bool>(nd, true);
@@ -465,6 +471,11 @@ std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_
   c.n = 1;
   for (int64_t i = 0; i < nd; ++i)
     if (c.reduced[i]) c.n *= self.size(i);
+  // torch's warning, in its words (a complex input warns once, in the real call it becomes).
+  const bool var_family = op == OpKind::Var || op == OpKind::Std || op == OpKind::VarMean || op == OpKind::StdMean;
+  if (var_family && !self.is_complex() && static_cast<double>(c.n) - correction <= 0)
+    TORCH_WARN(op_traits(op).public_name, "(): degrees of freedom is <= 0. Correction should be strictly less than the reduction "
+               "factor (input numel divided by output numel).");
   const Promoted pr = promote(c, self, dtype);
   if (c.n == 0 || self.numel() == 0) check_empty(c, self);
   if (auto r = reduce_complex(c, pr.x, be)) return *r;

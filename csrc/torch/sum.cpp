@@ -201,8 +201,10 @@ void check_sum_args(const at::Tensor& self, std::optional<at::ScalarType> dtype,
                      supported_names(), ".");
   }
   check_device(m, self);
-  TORCH_CHECK_VALUE(self.dim() <= kMaxDims, "reducekit.sum: input has " + std::to_string(self.dim()) + " dims; at most " +
-                    std::to_string(kMaxDims) + " are supported.");
+  // RuntimeError, as torch's; reducekit.sum reduces more dims over every dim by flattening.
+  TORCH_CHECK(self.dim() <= kMaxDims, "reducekit.sum: only tensors with up to " + std::to_string(kMaxDims) +
+                                          " dims are supported (input has " + std::to_string(self.dim()) +
+                                          "); reduce over every dim, or reshape to fewer dims first.");
 }
 
 // A complex sum (or a complex input summed into a real dtype=) through real sums.

@@ -285,3 +285,19 @@ def test_complex_infinities_are_documented_differences(device):
         assert torch.sign(part).item() == torch.sign(d).item() and torch.isinf(part) == (d != 0), f"prod {p} vs angle {theta}"
     m = reducekit.mean(torch.tensor([float("inf") + 1j, 1 + 0j], device=device))
     assert m.real.item() == float("inf") and m.imag.item() == 0.5, f"mean {m}"
+
+
+def test_out_and_aliases_under_torch_compile():
+    """torch.compile(fullgraph=True) of calls with out= and the aliases: out holds the eager bits."""
+    x = data("cpu", (8, 5))
+
+    def f(x, o, o2, o3):
+        reducekit.sum(x, 1, out=o)
+        reducekit.var(x, axis=0, keepdims=True, out=o2)
+        reducekit.amax(x, dim=1, out=o3)
+        return o * 2
+
+    outs = (torch.full((8,), float("nan")), torch.full((1, 5), float("nan")), torch.full((8,), float("nan")))
+    r = torch.compile(f, fullgraph=True)(x, *outs)
+    assert same_bits(outs[0], reducekit.sum(x, 1)) and same_bits(r, 2 * reducekit.sum(x, 1))
+    assert same_bits(outs[1], reducekit.var(x, 0, keepdim=True)) and same_bits(outs[2], reducekit.amax(x, 1))

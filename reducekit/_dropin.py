@@ -35,7 +35,7 @@ _DIFFERENTIABLE = {t["name"]: t["differentiable"] for t in _C.op_table()}
 
 
 def _check_out_rules():
-    names = [t["name"] for t in _C.op_table()]
+    names = list(_DIFFERENTIABLE)
     missing = [n for n in names if n not in OUT_RULES]
     extra = [n for n in OUT_RULES if n not in names]
     if missing or extra:
@@ -122,13 +122,31 @@ def write_out(op: str, public: str, r, out):
     return tuple(_write(op, public, a, o) for a, o in zip(r, out))
 
 
-def flatten_if_over(op: str, input: torch.Tensor, dim, keepdim: bool):
-    """More than 64 dims: a reduction over every dim is one over the flattened tensor (as torch); over
-    some dims it is refused with torch's RuntimeError. Returns (input, keep_shape or None)."""
-    if input.dim() <= MAX_DIMS:
-        return input, None
+def call(f, op: str, public: str, input, dim, keepdim, out, axis, keepdims, default_dim, **kw):
+    """A call of public function f with out= or numpy's axis=/keepdims=: the aliases resolved, then
+    f itself, its result written into out by torch's rule for op."""
+    dim = dim_alias(public, dim, axis, default_dim)
+    keepdim = keepdim_alias(public, keepdim, keepdims)
+    if out is None:
+        return f(input, dim=dim, keepdim=keepdim, **kw)
+    check_out_allowed(op, public, out, input)
+    if "dtype" in kw:
+        kw["dtype"] = compute_dtype(op, out, kw["dtype"])
+    return write_out(op, public, f(input, dim=dim, keepdim=keepdim, **kw), out)
+
+
+def reduce_flattened(op: str, input, dim, keepdim: bool, error: RuntimeError, full):
+    """The engine refused an input with `error`. If it has more than 64 dims and every dim is
+    reduced, the result is full(flattened input) (one tensor or a list), as torch's; over some of
+    more than 64 dims, torch's RuntimeError; any other refusal is raised as it was."""
+    if not (isinstance(input, torch.Tensor) and input.dim() > MAX_DIMS):
+        raise error
     every = dim is None or (not isinstance(dim, int) and len(dim) == 0)
     if not every:
         raise RuntimeError(f"reducekit.{op}: only tensors with up to {MAX_DIMS} dims are supported (input has "
-                           f"{input.dim()}); reduce over every dim (dim=None), or reshape to fewer dims first")
-    return input.reshape(-1), ([1] * input.dim() if keepdim else None)
+                           f"{input.dim()}); reduce over every dim (dim=None), or reshape to fewer dims first") from None
+    r = full(input.reshape(-1))
+    if not keepdim:
+        return r
+    keep = [1] * input.dim()
+    return r.reshape(keep) if isinstance(r, torch.Tensor) else [t.reshape(keep) for t in r]

@@ -76,13 +76,7 @@ def sum(input: torch.Tensor, dim=None, keepdim: bool = False, *, dtype: torch.dt
     dim is reduced.
     """
     if out is not None or axis is not None or keepdims is not None:
-        dim = _dropin.dim_alias("sum", dim, axis, None)
-        keepdim = _dropin.keepdim_alias("sum", keepdim, keepdims)
-        if out is None:
-            return sum(input, dim, keepdim, dtype=dtype, method=method)
-        _dropin.check_out_allowed("sum", "sum", out, input)
-        r = sum(input, dim, keepdim, dtype=_dropin.compute_dtype("sum", out, dtype), method=method)
-        return _dropin.write_out("sum", "sum", r, out)
+        return _dropin.call(sum, "sum", "sum", input, dim, keepdim, out, axis, keepdims, None, dtype=dtype, method=method)
     if _compiling():
         return torch.ops.reducekit.sum.default(input, dim, keepdim, dtype=dtype, method=method)
     try:
@@ -102,13 +96,8 @@ def sum(input: torch.Tensor, dim=None, keepdim: bool = False, *, dtype: torch.dt
         if not isinstance(keepdim, bool):
             raise TypeError(f"reducekit.sum: keepdim must be a bool, got {type(keepdim).__name__} {keepdim!r}") from None
         raise
-    except RuntimeError:
-        if not (isinstance(input, torch.Tensor) and input.dim() > _dropin.MAX_DIMS):
-            raise
-    # More than 64 dims (off the fast path): every dim sums the flattened tensor, as torch.
-    x, keep = _dropin.flatten_if_over("sum", input, dim, keepdim)
-    r = sum(x, None, False, dtype=dtype, method=method)
-    return r if keep is None else r.reshape(keep)
+    except RuntimeError as e:  # more than 64 dims (off the fast path): every dim sums the flattened tensor
+        return _dropin.reduce_flattened("sum", input, dim, keepdim, e, lambda x: sum(x, None, False, dtype=dtype, method=method))
 
 
 def exact_partial(input: torch.Tensor, dim=None, keepdim: bool = False) -> torch.Tensor:

@@ -58,27 +58,12 @@ def _call(op, input, dim, keepdim=False, dtype=None, ord=2.0, correction=1.0, me
     except TypeError:
         _diagnose(op, input, keepdim, dtype, method)
         raise
-    except RuntimeError:
-        if not (isinstance(input, torch.Tensor) and input.dim() > _dropin.MAX_DIMS):
-            raise
-    # More than 64 dims (off the fast path): every dim reduces the flattened tensor, as torch.
-    x, keep = _dropin.flatten_if_over(op, input, dim, keepdim)
-    r = _call(op, x, None, False, dtype, ord, correction, method, first)
-    if keep is None:
-        return r
-    return r.reshape(keep) if first else [t.reshape(keep) for t in r]
+    except RuntimeError as e:  # more than 64 dims (off the fast path): every dim reduces the flattened tensor
+        return _dropin.reduce_flattened(op, input, dim, keepdim, e,
+                                        lambda x: _call(op, x, None, False, dtype, ord, correction, method, first))
 
 
-def _compat(f, op, public, input, dim, keepdim, out, axis, keepdims, default_dim, **kw):
-    """A call with out= or numpy's axis=/keepdims= (reducekit/_dropin.py has torch's rules)."""
-    dim = _dropin.dim_alias(public, dim, axis, default_dim)
-    keepdim = _dropin.keepdim_alias(public, keepdim, keepdims)
-    if out is None:
-        return f(input, dim=dim, keepdim=keepdim, **kw)
-    _dropin.check_out_allowed(op, public, out, input)
-    if "dtype" in kw:
-        kw["dtype"] = _dropin.compute_dtype(op, out, kw["dtype"])
-    return _dropin.write_out(op, public, f(input, dim=dim, keepdim=keepdim, **kw), out)
+_compat = _dropin.call  # a call with out= or numpy's axis=/keepdims= (torch's rules: reducekit/_dropin.py)
 
 
 def _all_dims(dim):
@@ -176,7 +161,8 @@ def count_nonzero(input, dim=None, *, method="auto", out=None, axis=None):
     """torch.count_nonzero: the number of nonzero values (int64)."""
     if out is not None:
         _dropin.check_out_allowed("count_nonzero", "count_nonzero", out, input)
-    dim = _dropin.dim_alias("count_nonzero", dim, axis, None)
+    if axis is not None:
+        dim = _dropin.dim_alias("count_nonzero", dim, axis, None)
     return _call("count_nonzero", input, _all_dims(dim), False, method=method)
 
 

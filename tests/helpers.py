@@ -256,6 +256,11 @@ def poison_allocator(device) -> None:
     del bufs
 
 
+def gamma(d: int, u: float) -> float:
+    """Higham's gamma_d = d u / (1 - d u): the relative error bound of d roundings of unit roundoff u."""
+    return d * u / (1 - d * u)
+
+
 def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Bitwise equality (NaN-safe)."""
     if a.dtype == torch.bool:

@@ -18,7 +18,7 @@ import torch
 
 import reducekit
 import special_values as sv
-from helpers import exact_sum, generator
+from helpers import exact_sum, gamma, generator
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
 FLOATS = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
@@ -38,10 +38,6 @@ def acc_u(op: str, dtype: torch.dtype) -> float:
 def depth(n: int, dtype: torch.dtype) -> int:
     g = 64 // torch.empty((), dtype=dtype).element_size()
     return g + math.ceil(math.log2(max(1, -(-n // g)))) + 1
-
-
-def gamma(d: int, u: float) -> float:
-    return d * u / (1 - d * u)
 
 
 def cancelling(n: int, dtype, device, key):

@@ -23,7 +23,7 @@ import torch
 
 import reducekit
 from helpers import generator, same_bits
-from special_values import resolve
+from special_values import call_op, resolve
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
 OPS = [(t["name"], t["public_name"]) for t in reducekit._C.op_table()]
@@ -40,15 +40,8 @@ def data(device, shape=(5, 7), dtype=torch.float32, tag=""):
 
 
 def call(mod, public, x, dim=None, **kw):
-    """public op of mod over one dim (None: the op's default), called as torch's is called."""
-    f = resolve(mod, public)
-    if public == "logsumexp" and dim is None:
-        dim = list(range(x.dim()))
-    if dim is None:
-        return f(x, **kw)
-    if public in ("aminmax", "linalg.vector_norm", "count_nonzero"):
-        return f(x, dim=dim, **kw)
-    return f(x, dim, **kw)
+    """public op of mod over dim (an int or a list; None: every dim), called as torch's is called."""
+    return call_op(mod, public, x, None if dim is None else (list(dim) if isinstance(dim, (list, tuple)) else [dim]), **kw)
 
 
 def outputs(r):

@@ -29,7 +29,7 @@ import pytest
 import torch
 
 import reducekit
-from helpers import generator, poison_allocator, same_bits
+from helpers import gamma, generator, poison_allocator, same_bits
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
 
@@ -484,10 +484,6 @@ U32, U64 = 2.0**-24, 2.0**-53
 RUN = 32  # engine/reduce_ops.h Welford::lane: runs of at most 32 values, two-pass in float32
 
 
-def _gamma(k: int, u: float) -> float:
-    return k * u / (1 - k * u)
-
-
 def _var_bound(t: torch.Tensor, dim, ref: torch.Tensor, std: bool) -> torch.Tensor:
     """The error bound of var (std) per output, from the order both backends share (Welford's runs
     of <= 32 float32 values, shifted by their first value; state and Chan's merges in float64).
@@ -505,7 +501,7 @@ def _var_bound(t: torch.Tensor, dim, ref: torch.Tensor, std: bool) -> torch.Tens
     mean = td.mean() if dim is None else td.mean(dim)
     runs = -(-n // RUN)
     kappa1 = (mean * mean) / (ref * ref if std else ref)
-    rel = (_gamma(RUN + 1, U32) + 2 * U32 * (2 + math.sqrt(RUN))
+    rel = (gamma(RUN + 1, U32) + 2 * U32 * (2 + math.sqrt(RUN))
            + 4 * runs * U64 * kappa1.sqrt() * math.sqrt(math.log2(n) + 1) + 2 * U64)
     rel = rel / 2 + U32 if std else rel + U32
     return rel * ref.abs() + MIDPOINT * ref.abs()

@@ -17,6 +17,15 @@ from .timing import GRAPH_MAX_N, GRAPH_MODES, MODE_TITLES, MODES
 DIMS_FILE = "results_dims"  # results_dims.json, results_dims.md
 
 
+
+def _merged(env: dict, label: str) -> str:
+    """The sentence of a report merged from several runs with their read ceilings ("" if not merged)."""
+    ceilings = [c for c in env.get("ceilings", []) if c]
+    if len(ceilings) < 2:
+        return ""
+    return (f"This report merges {env['merged']}; {label}: " + ", ".join(f"{c['gbps'] / 1e3:.3f} TB/s" for c in ceilings)
+            + ". Each row's percent of ceiling uses its own run's ceiling.")
+
 def _fmt_time(us: float) -> str:
     return f"{us:,.1f}" if us < 1e4 else f"{us:,.0f}"
 
@@ -86,10 +95,9 @@ def markdown(run: dict) -> str:
         out.append(f"Read ceiling, measured in this run: **{c['gbps'] / 1e3:.3f} TB/s** (pure read probe over "
                    f"{c['bytes'] / 2**30:.1f} GiB, block {c['block']}, unroll {c['unroll']}, {c['waves']} wave(s)). "
                    f"Cold L2: {env['cold_l2']}. Times are medians of batch averages, CUDA events.")
-    if len([c for c in env.get("ceilings", []) if c]) > 1:
-        out.append("This report merges " + env["merged"] + "; read ceilings measured in each run: "
-                   + ", ".join(f"{c['gbps'] / 1e3:.3f} TB/s" for c in env["ceilings"] if c)
-                   + ". Each row's percent of ceiling uses its own run's ceiling.")
+    merged = _merged(env, "read ceilings measured in each run")
+    if merged:
+        out.append(merged)
     if "note" in env:
         out.append(f"**{env['note']}.**")
     if env.get("graph_timing") == "chained":
@@ -303,10 +311,9 @@ def dims_markdown(run: dict) -> str:
     c = _ceiling_line(env)
     if c:
         out.append(c + (f" Cold L2: {env['cold_l2']}." if "cold_l2" in env else ""))
-    if len([c for c in env.get("ceilings", []) if c]) > 1:
-        out.append("This report merges " + env["merged"] + "; read ceilings of each run: "
-                   + ", ".join(f"{c['gbps'] / 1e3:.3f} TB/s" for c in env["ceilings"] if c)
-                   + ". Each row's percent of ceiling uses its own run's ceiling.")
+    merged = _merged(env, "read ceilings of each run")
+    if merged:
+        out.append(merged)
     if "note" in env:
         out.append(f"**{env['note']}.**")
     out += ["", DIMS_METHOD, "", "Targets, per row:", ""]

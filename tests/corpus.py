@@ -228,10 +228,13 @@ def device_name(device) -> str:
 
 def comparable(rec: dict, now: dict) -> tuple[dict, dict]:
     """The recorded corpus (a loaded JSON document) and `now`, less the gradients when the torch
-    version differs from the recorded one: gradients are torch's formulas computed by torch's own
-    ops (exp, division, ...), whose last bits may change between torch versions."""
+    version, or on CPU torch's kernel ISA (AVX2, AVX512: torch.backends.cpu.get_cpu_capability()),
+    differs from the recorded one: gradients are torch's formulas computed by torch's own ops
+    (exp, division, ...), whose last bits change between torch versions and between its CPU
+    kernels (logsumexp's gradient moves between AVX2 and AVX512 machines)."""
     recorded = rec["corpus"]
-    if rec["torch"] != torch.__version__:
+    same_cpu = rec["device"] != "cpu" or rec.get("cpu_capability") == torch.backends.cpu.get_cpu_capability()
+    if rec["torch"] != torch.__version__ or not same_cpu:
         recorded = {k: v for k, v in recorded.items() if "grad=True" not in k}
         now = {k: v for k, v in now.items() if "grad=True" not in k}
     return recorded, now
@@ -253,7 +256,8 @@ def main(argv=None) -> int:
     ap.add_argument("--check", help="compare with this recorded corpus; exit 1 if any result moved")
     a = ap.parse_args(argv)
     now = record(a.device)
-    doc = {"device": device_name(a.device), "torch": torch.__version__, "results": len(now), "corpus": now}
+    doc = {"device": device_name(a.device), "torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+           "results": len(now), "corpus": now}
     if a.out:
         os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
         with open(a.out, "w") as f:

@@ -246,7 +246,8 @@ def _all_ops(x, dim):
     out["prod"] = reducekit.prod(x, d) if d is not None else reducekit.prod(x)
     out["amax"] = reducekit.amax(x, () if d is None else d)
     out["aminmax"] = reducekit.aminmax(x, dim=d)
-    out["argmax"] = reducekit.argmax(x, d)
+    if x.dtype != torch.bool:  # torch's argmax refuses bool input, and so does reducekit's
+        out["argmax"] = reducekit.argmax(x, d)
     out["count_nonzero"] = reducekit.count_nonzero(x, d)
     out["all"] = reducekit.all(x) if d is None else reducekit.all(x, d)
     if fl:

@@ -12,7 +12,10 @@ out= follows torch's rules for each op:
 Then, as torch: an out on another device is a RuntimeError; an out of the wrong shape is resized
 (with torch's warning if it had elements); out= with an argument that requires grad is a
 RuntimeError (for the ops torch differentiates); the two-output ops take a tuple and return it; the returned tensor is `out` itself.
-The result is written into out by one copy of the (reduced, small) result.
+In an eager call, out's tensors are lent to the engine (torch/frontend.h OutLoan): where out
+already has the result's shape, strides and dtype, the kernels write into it and no copy is made;
+otherwise (a resize, a cast, a strided out) the result reaches out by one copy, as under
+torch.compile, where the functional op and a copy are what is traced.
 """
 from __future__ import annotations
 
@@ -90,7 +93,11 @@ def compute_dtype(op: str, out, dtype):
     return out.dtype
 
 
-def _write(op: str, public: str, r: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+def _write(op: str, public: str, r: torch.Tensor, out: torch.Tensor, lent: bool) -> torch.Tensor:
+    if lent and r.data_ptr() == out.data_ptr() and r.numel() > 0:
+        if r.shape == out.shape and r.stride() == out.stride() and r.dtype == out.dtype:
+            return out  # the engine wrote into out (it was lent): nothing to copy
+        r = r.clone()  # a view of out (out was taken by an intermediate step): copy it out of the way first
     if out.device != r.device:
         raise RuntimeError(f"reducekit.{public}: Expected out tensor to be on device {r.device}, but got {out.device}; "
                            f"allocate out on the input's device")
@@ -111,15 +118,16 @@ def _write(op: str, public: str, r: torch.Tensor, out: torch.Tensor) -> torch.Te
     return out.copy_(r)
 
 
-def write_out(op: str, public: str, r, out):
-    """Writes the result (a tensor, or a pair for the two-output ops) into out and returns out."""
+def write_out(op: str, public: str, r, out, lent: bool = False):
+    """Writes the result (a tensor, or a pair for the two-output ops) into out and returns out
+    (lent: out was lent to the call, which may have written into it already)."""
     if isinstance(r, torch.Tensor):
         if isinstance(out, (tuple, list)):
             raise TypeError(f"reducekit.{public}: out must be one tensor, got a {type(out).__name__}")
-        return _write(op, public, r, out)
+        return _write(op, public, r, out, lent)
     if not isinstance(out, (tuple, list)) or len(out) != len(r):
         raise TypeError(f"reducekit.{public}: out must be a tuple of {len(r)} tensors, got {type(out).__name__}")
-    return tuple(_write(op, public, a, o) for a, o in zip(r, out))
+    return tuple(_write(op, public, a, o, lent) for a, o in zip(r, out))
 
 
 def call(f, op: str, public: str, input, dim, keepdim, out, axis, keepdims, default_dim, **kw):
@@ -132,7 +140,14 @@ def call(f, op: str, public: str, input, dim, keepdim, out, axis, keepdims, defa
     check_out_allowed(op, public, out, input)
     if "dtype" in kw:
         kw["dtype"] = compute_dtype(op, out, kw["dtype"])
-    return write_out(op, public, f(input, dim=dim, keepdim=keepdim, **kw), out)
+    if torch.compiler.is_compiling() or not isinstance(input, torch.Tensor):
+        return write_out(op, public, f(input, dim=dim, keepdim=keepdim, **kw), out)
+    _C._lend_out(list(out) if isinstance(out, (tuple, list)) else [out], input)
+    try:
+        r = f(input, dim=dim, keepdim=keepdim, **kw)
+    finally:
+        _C._end_loan()
+    return write_out(op, public, r, out, lent=True)
 
 
 def reduce_flattened(op: str, input, dim, keepdim: bool, error: RuntimeError, full):

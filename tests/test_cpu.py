@@ -112,7 +112,7 @@ def test_errors_are_clear():
         reducekit.sum(torch.ones(3).to_sparse())
     with pytest.raises(TypeError, match=r"layout SparseCsr is not supported"):
         reducekit.sum(torch.ones(3, 3).to_sparse_csr())
-    with pytest.raises(TypeError, match=r"quantized tensors are not supported"):
+    with pytest.raises(NotImplementedError, match=r"quantized tensors \(QInt8\) are not supported"):
         reducekit.sum(torch.quantize_per_tensor(torch.ones(3), 0.1, 0, torch.qint8))
     with pytest.raises(TypeError, match=r"input must be a torch.Tensor, got list"):
         reducekit.sum([1, 2, 3])

@@ -16,6 +16,7 @@ Each check calls torch's function the same way and follows what torch does.
 """
 from __future__ import annotations
 
+import os
 import warnings
 
 import pytest
@@ -25,12 +26,15 @@ import reducekit
 from helpers import generator, same_bits
 from special_values import call_op, resolve
 
+README = os.path.join(os.path.dirname(__file__), "..", "README.md")
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
 OPS = [(t["name"], t["public_name"]) for t in reducekit._C.op_table()]
 RULES = reducekit._dropin.OUT_RULES
 TWO = {t["name"] for t in reducekit._C.op_table() if t["outputs"] == 2}
 FLOAT_ONLY = {t["name"] for t in reducekit._C.op_table() if t["float_only"]}
 ONE_DIM = {"prod", "aminmax", "argmax", "argmin"}  # ops that take one int dim
+TAKES_DTYPE = {t["name"]: t["takes_dtype"] for t in reducekit._C.op_table()}
+FLOATS = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128]
 
 
 def data(device, shape=(5, 7), dtype=torch.float32, tag=""):
@@ -90,6 +94,55 @@ def test_out_is_written_in_place(device, op, public):
         assert [o.data_ptr() for o in outputs(out)] == ptrs, f"{public}: out's storage was replaced"
         for v, a in zip(views, outputs(ref)):
             assert same_bits(v.reshape(a.shape), a), f"{public} dim={dim}: out differs from the call without out="
+
+
+def _copies(f):
+    """f() under torch's profiler: the names of the copy and cast ops it ran."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        f()
+    return [e.name for e in prof.events() if e.name in ("aten::copy_", "aten::to", "aten::_to_copy", "aten::clone")]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("op,public", [o for o in OPS if RULES[o[0]] is not None], ids=lambda v: v if isinstance(v, str) else "")
+def test_out_of_the_right_shape_takes_no_copy(device, op, public):
+    """An eager call whose out already has the result's shape and dtype writes the result into out:
+    no copy or cast beyond those of the same call without out= (the engine takes out as its result:
+    torch/frontend.h OutLoan). A float32 input, and int32 for the ops that take integers, over
+    every dim, one dim, and two dims (which the CPU engine reads through a copy of the input)."""
+    dtypes = [torch.float32] + ([] if op in FLOAT_ONLY else [torch.int32])
+    for dt in dtypes:
+        x = data(device, (37, 29, 3), tag="nocopy").mul(10).to(dt)
+        for dim in [None, 1] if op in ONE_DIM else [None, 1, [0, 2]]:
+            ref = call(reducekit, public, x, dim)
+            out = empty_like_result(ref)
+            same = {"dtype": ref.dtype} if RULES[op] == "compute" else {}  # what out= means for these ops
+            base = _copies(lambda: call(reducekit, public, x, dim, **same))
+            copies = _copies(lambda: call(reducekit, public, x, dim, out=out))
+            assert copies == base, f"{public} {dt} dim={dim}: out= of the result's shape and dtype ran {copies}, " \
+                                   f"the call without out= {base}"
+            for a, b in zip(outputs(out), outputs(ref)):
+                assert same_bits(a, b), f"{public} {dt} dim={dim}"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("op,public", [o for o in OPS if RULES[o[0]] is not None], ids=lambda v: v if isinstance(v, str) else "")
+def test_out_overlapping_the_input(device, op, public):
+    """An out that is a piece of the input itself (of the result's shape and dtype) is not lent to
+    the engine, which would overwrite values it has still to read: the result is the call's without
+    out= (torch's own result is then unspecified, and often wrong)."""
+    x = data(device, (6, 9), tag="overlap")
+    # an input of the result's dtype: int64 indices, bool truths
+    x = {"argmax": (x * 10).long(), "argmin": (x * 10).long(), "all": x > 0, "any": x > 2}.get(op, x)
+    ref = call(reducekit, public, x.clone(), 1)
+    flat = x.view(-1)
+    # the input's last values: written first (output 0 is row 0's), read last
+    out = tuple(flat[flat.numel() - 6 * (i + 1):flat.numel() - 6 * i] for i in range(len(outputs(ref))))
+    out = out if len(out) > 1 else out[0]
+    assert all(o.dtype == r.dtype for o, r in zip(outputs(out), outputs(ref)))
+    call(reducekit, public, x, 1, out=out)
+    for o, r in zip(outputs(out), outputs(ref)):
+        assert same_bits(o, r), f"{public}: out overlapping the input gave {o}, the call without out= {r}"
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -242,6 +295,19 @@ def _bad_calls(op, public, device):
         calls.append(("integer input", lambda m: call(m, public, xi, 1)))
     if op == "aminmax":
         calls.append(("empty dim", lambda m: call(m, public, torch.empty(3, 0, device=device), 1)))
+    xb = x > 0.75  # bool input: torch's argmax/argmin refuse it
+    calls.append(("bool input", lambda m: call(m, public, xb, 1)))
+    if TAKES_DTYPE[op]:  # integer input with a float dtype=: torch's nanmean refuses it
+        xi = (x * 10).to(torch.int32)
+        calls.append(("integer input, float dtype=", lambda m: call(m, public, xi, 1, dtype=torch.float32)))
+    if op == "vector_norm":  # every (input, dtype=) pair of float and complex dtypes: torch's three dtype rules
+        for a in FLOATS:
+            for b in FLOATS:
+                xa = x.to(a)
+                calls.append((f"{a} input, dtype={b}", lambda m, xa=xa, b=b: call(m, public, xa, 1, dtype=b)))
+    if device == "cpu":  # quantized input: torch's type, NotImplementedError or (nanmean, logsumexp) RuntimeError
+        q = torch.quantize_per_tensor(x, 0.05, 10, torch.quint8)
+        calls.append(("quantized input", lambda m: call(m, public, q, 1)))
     return calls
 
 
@@ -262,6 +328,27 @@ def test_exception_types_match_torch(device, op, public):
                                             f"({got.value}), torch {want.__name__}"
         checked += 1
     assert checked >= 2, f"{public}: fewer than two bad calls checked"
+
+
+@pytest.mark.parametrize("op,public", OPS, ids=[p for _, p in OPS])
+def test_quantized_input_is_refused(op, public):
+    """Every op refuses a quantized input (torch's exception type where torch refuses it too,
+    test_exception_types_match_torch); where torch computes a quantized result (its mean and std),
+    reducekit's NotImplementedError is a deliberate difference, named in the README."""
+    x = data("cpu")
+    q = torch.quantize_per_tensor(x, 0.05, 10, torch.quint8)
+    with pytest.raises((NotImplementedError, RuntimeError), match="(?i)quantized|dequantize"):
+        call(reducekit, public, q, 1)
+    try:
+        call(torch, public, q, 1)
+    except (NotImplementedError, RuntimeError):
+        return
+    with pytest.raises(NotImplementedError, match=r"quantized tensors \(QUInt8\) are not supported; dequantize first"):
+        call(reducekit, public, q, 1)
+    with open(README) as f:
+        differences = f.read().split("Deliberate differences from torch:")[1].split("\n\n")[0]
+    assert "**Quantized" in differences and f"`{public}`" in differences, f"{public}: torch computes it on quantized input; " \
+        f"the README's deliberate differences must say that reducekit refuses it"
 
 
 @pytest.mark.parametrize("device", DEVICES)

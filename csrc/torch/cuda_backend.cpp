@@ -92,7 +92,7 @@ at::Tensor reduce_cuda(const at::Tensor& self, Method m, DType dt, int block, in
     if (c10::cuda::warning_state().get_sync_debug_mode() != c10::cuda::SyncDebugMode::L_DISABLED) c10::cuda::warn_or_error_on_sync();
   }
 
-  at::Tensor out = at::empty({}, self.options().dtype(to_scalar_type(out_dtype(m, dt))));
+  at::Tensor out = OutLoan::result_buffer(0, {}, {}, self.options().dtype(to_scalar_type(out_dtype(m, dt))));
   a.out = out.mutable_data_ptr();
   const at::Tensor ws = workspace(workspace_bytes(m, a), self);  // also claims single_pass's counter slot
   a.workspace = ws.defined() ? ws.mutable_data_ptr() : nullptr;

@@ -29,6 +29,27 @@ Method parse_method(c10::string_view name);
 // fn: the public function's name for the message ("reducekit.sum", "reducekit.amax", ...).
 void check_device(Method m, const at::Tensor& self, const char* fn = "reducekit.sum");
 
+// out= without a copy (reducekit/_dropin.py). An eager call with out= lends its out tensors to
+// this thread (OutLoan, for one call); where the engine allocates its k-th result, result_buffer
+// returns the k-th lent tensor if it is exactly what would have been allocated (sizes, strides,
+// dtype, device) and does not overlap the input, so the kernels write into it and the Python side
+// finds its result already in out. Anything else (another shape, a cast after the engine, an
+// intermediate that takes it first) leaves out to the one copy of the result, as before.
+class OutLoan {
+ public:
+  OutLoan(std::vector<at::Tensor> outs, const at::Tensor& input);
+  ~OutLoan();
+  OutLoan(const OutLoan&) = delete;
+  OutLoan& operator=(const OutLoan&) = delete;
+  // The engine's result allocation: a lent tensor where it fits, else a new one (strides empty:
+  // contiguous).
+  static at::Tensor result_buffer(size_t k, at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options);
+
+ private:
+  std::vector<at::Tensor> outs_;  // undefined once given
+  OutLoan* prev_;
+};
+
 // What a device contributes to reducekit::sum (torch/sum.cpp holds everything device-independent).
 struct Backend {
   // Whole-tensor reduction (dim=None) of a dense real input with `method`: a 0-dim tensor of
@@ -65,6 +86,10 @@ at::Tensor reduce_gallery(const at::Tensor& self, red::OpKind op, at::OptionalIn
                           std::optional<at::ScalarType> dtype, Method m, const Backend& be);
 
 // Every other torch reduction (torch/reduce.cpp): the outputs of reducekit::reduce.
+// A quantized input to reducekit::reduce: torch's exception for the op (its dtype checks first
+// for nanmean and logsumexp: RuntimeError; NotImplementedError otherwise). Always throws.
+[[noreturn]] void reduce_reject_quantized(const at::Tensor& self, c10::string_view op);
+
 std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op, at::OptionalIntArrayRef dim, bool keepdim,
                                     std::optional<at::ScalarType> dtype, double ord, double correction, c10::string_view method,
                                     const Backend& be);

@@ -18,6 +18,7 @@
 #include <torch/extension.h>
 #include <torch/library.h>
 
+#include <memory>
 #include <sstream>
 #include <vector>
 
@@ -99,7 +100,7 @@ namespace {
 // The whole-tensor CPU sum (dim=None): 0-dim result of result_dtype(self).
 at::Tensor full_cpu(const at::Tensor& self, Method) {
   const at::Tensor x = self.contiguous();
-  at::Tensor out = at::empty({}, self.options().dtype(result_dtype(self.scalar_type())));
+  at::Tensor out = OutLoan::result_buffer(0, {}, {}, self.options().dtype(result_dtype(self.scalar_type())));
   cpu_full_sum(x.const_data_ptr(), x.numel(), to_rk_dtype(self), out.mutable_data_ptr());
   return out;
 }
@@ -146,9 +147,15 @@ at::Tensor exact_round_cpu_op(const at::Tensor& words, at::ScalarType dtype) { r
 at::Tensor sum_reject(const at::Tensor& self, at::OptionalIntArrayRef, bool, std::optional<at::ScalarType>,
                       c10::string_view method) {
   parse_method(method);
-  TORCH_CHECK_TYPE(!self.is_quantized(), "reducekit.sum: quantized tensors are not supported; dequantize first (input.dequantize()).");
+  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_quantized(), "reducekit.sum: quantized tensors (", c10::toString(self.scalar_type()),
+                              ") are not supported; dequantize first (input.dequantize()).");
   to_rk_dtype(self);  // throws for non-strided layouts
   TORCH_CHECK(false, "reducekit.sum: unsupported input");
+}
+
+std::vector<at::Tensor> reduce_reject(const at::Tensor& self, c10::string_view op, at::OptionalIntArrayRef, bool,
+                                      std::optional<at::ScalarType>, double, double, c10::string_view) {
+  reduce_reject_quantized(self, op);
 }
 
 using SumFn = at::Tensor(const at::Tensor&, at::OptionalIntArrayRef, bool, std::optional<at::ScalarType>, c10::string_view);
@@ -371,10 +378,16 @@ TORCH_LIBRARY_IMPL(reducekit, Autograd, m) {
 }
 TORCH_LIBRARY_IMPL(reducekit, SparseCPU, m) { m.impl("sum", &rk::sum_reject); }
 TORCH_LIBRARY_IMPL(reducekit, SparseCsrCPU, m) { m.impl("sum", &rk::sum_reject); }
-TORCH_LIBRARY_IMPL(reducekit, QuantizedCPU, m) { m.impl("sum", &rk::sum_reject); }
+TORCH_LIBRARY_IMPL(reducekit, QuantizedCPU, m) {
+  m.impl("sum", &rk::sum_reject);
+  m.impl("reduce", &rk::reduce_reject);
+}
 TORCH_LIBRARY_IMPL(reducekit, SparseCUDA, m) { m.impl("sum", &rk::sum_reject); }
 TORCH_LIBRARY_IMPL(reducekit, SparseCsrCUDA, m) { m.impl("sum", &rk::sum_reject); }
-TORCH_LIBRARY_IMPL(reducekit, QuantizedCUDA, m) { m.impl("sum", &rk::sum_reject); }
+TORCH_LIBRARY_IMPL(reducekit, QuantizedCUDA, m) {
+  m.impl("sum", &rk::sum_reject);
+  m.impl("reduce", &rk::reduce_reject);
+}
 
 namespace {
 // The fast Python entry: torch.sum's signature parsed here in C++, then a typed dispatcher call
@@ -419,6 +432,19 @@ std::vector<at::Tensor> reduce_entry(const std::string& op, const at::Tensor& se
   return rk::reduce_op().call(self, op, at::IntArrayRef(dims), keepdim, dtype, ord, correction, method);
 }
 
+// Python's side of OutLoan (reducekit/_dropin.py lends out= tensors around one eager call and
+// ends the loan in a `finally`): loans nest as a stack per thread.
+thread_local std::vector<std::unique_ptr<rk::OutLoan>> t_py_loans;
+
+void lend_out_entry(std::vector<at::Tensor> outs, const at::Tensor& input) {
+  t_py_loans.push_back(std::make_unique<rk::OutLoan>(std::move(outs), input));
+}
+
+void end_loan_entry() {
+  TORCH_CHECK(!t_py_loans.empty(), "reducekit: internal error: _end_loan without a loan");
+  t_py_loans.pop_back();
+}
+
 at::Tensor reduce1_entry(const std::string& op, const at::Tensor& self, const pybind11::handle& dim, bool keepdim,
                          std::optional<at::ScalarType> dtype, double ord, double correction, const std::string& method) {
   return reduce_entry(op, self, dim, keepdim, dtype, ord, correction, method)[0];
@@ -444,5 +470,10 @@ void bind_calls(pybind11::module_& m) {
         pybind11::arg("op"), pybind11::arg("input"), pybind11::arg("dim") = pybind11::none(), pybind11::arg("keepdim") = false,
         pybind11::arg("dtype") = pybind11::none(), pybind11::arg("ord") = 2.0, pybind11::arg("correction") = 1.0,
         pybind11::arg("method") = "auto");
+  // out= without a copy (torch/frontend.h OutLoan): lend out's tensors to the next call's result
+  // allocation, and end the loan.
+  m.def("_lend_out", &lend_out_entry, "Lends out= tensors to this thread's next reduction", pybind11::arg("outs"),
+        pybind11::arg("input"));
+  m.def("_end_loan", &end_loan_entry, "Ends the innermost loan of _lend_out");
 }
 }  // namespace rk

@@ -119,7 +119,11 @@ void check_input(OpKind op, const at::Tensor& self, std::optional<at::ScalarType
     TORCH_CHECK_TYPE(is_real_supported(*dtype) || at::isComplexType(*dtype), name(), ": dtype=", *dtype, " is not supported.");
   }
   switch (op) {
-    case OpKind::Mean: case OpKind::NanMean:
+    case OpKind::NanMean:  // torch's nanmean checks the input's dtype even with dtype= (its words)
+      TORCH_CHECK(floating, name(), "(): expected input to have floating point or complex dtype but got ", c10::toString(t),
+                  ". Convert first, for example input.float().");
+      break;
+    case OpKind::Mean:
       TORCH_CHECK(floating || (dtype.has_value() && (at::isFloatingType(*dtype) || at::isComplexType(*dtype))), name(),
                   "(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: ",
                   c10::toString(t), ". Pass dtype=torch.float32 (or another float dtype) to average integers.");
@@ -131,6 +135,16 @@ void check_input(OpKind op, const at::Tensor& self, std::optional<at::ScalarType
     case OpKind::Norm:
       TORCH_CHECK(floating, "reducekit.linalg.vector_norm: Expected a floating point or complex tensor as input. Got ",
                   c10::toString(t), ". Convert first, for example input.float().");
+      if (dtype.has_value()) {  // torch's three dtype= rules, in its words
+        const at::ScalarType d = *dtype;
+        TORCH_CHECK(at::isFloatingType(d) || at::isComplexType(d), "reducekit.linalg.vector_norm: dtype should be floating point or "
+                    "complex. Got ", c10::toString(d), ".");
+        TORCH_CHECK(at::isComplexType(d) == at::isComplexType(t), "reducekit.linalg.vector_norm: dtype should be ",
+                    at::isComplexType(t) ? "complex for complex" : "real for real", " inputs, but got ", c10::toString(d), ".");
+        TORCH_CHECK(c10::promoteTypes(t, d) == d, "reducekit.linalg.vector_norm: the dtype of the input (", c10::toString(t),
+                    ") should be convertible without narrowing to the specified dtype (", c10::toString(d),
+                    "); pass a dtype at least as wide as the input's, or cast the input first.");
+      }
       break;
     // torch's exception types: NotImplementedError for amax/amin/aminmax, RuntimeError for argmax/argmin.
     case OpKind::Amax: case OpKind::Amin: case OpKind::AMinMax:
@@ -138,6 +152,8 @@ void check_input(OpKind op, const at::Tensor& self, std::optional<at::ScalarType
                                   "': complex numbers are not ordered. Reduce input.abs() or input.real instead.");
       break;
     case OpKind::ArgMax: case OpKind::ArgMin:
+      TORCH_CHECK(t != at::kBool, name(), "(): does not support bool input (as torch's). Convert first, for example "
+                  "input.to(torch.uint8).");
       TORCH_CHECK(!at::isComplexType(t), name(), ": does not support complex input (complex numbers are not ordered), got ",
                   c10::toString(t), ". Reduce input.abs() or input.real instead.");
       break;
@@ -165,8 +181,9 @@ std::vector<at::Tensor> run_op(OpKind op, const at::Tensor& x, const std::vector
   std::vector<at::Tensor> outs;
   outs.reserve(dts.size());
   for (const auto dt : dts) {
-    outs.push_back(s.memory_order ? at::empty_strided(out_sizes, result_strides(s.x, reduced, keepdim, out_sizes), x.options().dtype(dt))
-                                  : at::empty(out_sizes, x.options().dtype(dt)));
+    outs.push_back(OutLoan::result_buffer(outs.size(), out_sizes,
+                                          s.memory_order ? at::IntArrayRef(result_strides(s.x, reduced, keepdim, out_sizes)) : at::IntArrayRef(),
+                                          x.options().dtype(dt)));
   }
   d.out0 = outs[0].mutable_data_ptr();
   if (outs.size() > 1) d.out1 = outs[1].mutable_data_ptr();
@@ -449,6 +466,20 @@ std::vector<at::Tensor> reduce_real(const Call& c, const Promoted& pr, const Bac
 }
 
 }  // namespace
+
+void reduce_reject_quantized(const at::Tensor& self, c10::string_view op_name_) {
+  const OpKind op = parse_op(op_name_);
+  const std::string name = std::string("reducekit.") + op_traits(op).public_name;
+  const std::string t = c10::toString(self.scalar_type());
+  // torch's nanmean and logsumexp check the dtype before any kernel runs (RuntimeError, their
+  // words); every other reduction has no quantized kernel (NotImplementedError). torch's mean and
+  // std do compute quantized results; reducekit refuses them (README: deliberate differences).
+  TORCH_CHECK(op != OpKind::NanMean, name, "(): expected input to have floating point or complex dtype but got ", t,
+              ". Dequantize first (input.dequantize()).");
+  TORCH_CHECK(op != OpKind::LogSumExp, name, "(): Expected floating point type for result tensor, but got: ", t,
+              ". Dequantize first (input.dequantize()).");
+  TORCH_CHECK_NOT_IMPLEMENTED(false, name, ": quantized tensors (", t, ") are not supported; dequantize first (input.dequantize()).");
+}
 
 std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op_name_, at::OptionalIntArrayRef dim, bool keepdim,
                                     std::optional<at::ScalarType> dtype, double ord_value, double correction, c10::string_view method,

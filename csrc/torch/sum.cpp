@@ -69,7 +69,7 @@ at::Tensor reduce_plan(const at::Tensor& self, const std::vector<bool>& reduced,
   // The engine reads dense tensors in memory order; anything else is copied first.
   const at::Tensor x = self.is_non_overlapping_and_dense() ? self : self.contiguous();
   const std::vector<int64_t> out_sizes = reduced_shape(x.sizes(), reduced, keepdim);
-  at::Tensor out = at::empty_strided(out_sizes, result_strides(x, reduced, keepdim, out_sizes), x.options().dtype(out_t));
+  at::Tensor out = OutLoan::result_buffer(0, out_sizes, result_strides(x, reduced, keepdim, out_sizes), x.options().dtype(out_t));
   const Plan plan = plan_for(x.sizes(), x.strides(), reduced);
   if (plan.nsteps == 0) {  // only dims of size 1 are reduced: each output is one input value
     out.copy_((op == red::OpKind::NanSum ? x.masked_fill(x.isnan(), 0) : x).reshape(out_sizes));
@@ -152,6 +152,34 @@ std::vector<int64_t> reduced_shape(at::IntArrayRef sizes, const std::vector<bool
     }
   }
   return out;
+}
+
+namespace {
+thread_local OutLoan* t_loan = nullptr;  // the innermost loan of this thread's current call
+}  // namespace
+
+OutLoan::OutLoan(std::vector<at::Tensor> outs, const at::Tensor& input) : outs_(std::move(outs)), prev_(t_loan) {
+  for (auto& o : outs_)  // an out that shares memory with the input would be written while read
+    if (o.defined() && (o.device() != input.device() || at::get_overlap_status(o, input) != at::MemOverlapStatus::No)) o = at::Tensor();
+  t_loan = this;
+}
+
+OutLoan::~OutLoan() { t_loan = prev_; }
+
+at::Tensor OutLoan::result_buffer(size_t k, at::IntArrayRef sizes, at::IntArrayRef strides, const at::TensorOptions& options) {
+  if (t_loan && k < t_loan->outs_.size() && t_loan->outs_[k].defined()) {
+    at::Tensor& o = t_loan->outs_[k];
+    bool fits = o.sizes() == sizes && o.scalar_type() == options.dtype().toScalarType() && o.device() == options.device() &&
+                (strides.empty() ? o.is_contiguous() : true);
+    for (size_t i = 0; fits && !strides.empty() && i < sizes.size(); ++i)
+      fits = sizes[i] <= 1 || o.stride(static_cast<int64_t>(i)) == strides[i];  // a dim of one value has any stride
+    if (fits) {
+      at::Tensor given = o;
+      o = at::Tensor();
+      return given;
+    }
+  }
+  return strides.empty() ? at::empty(sizes, options) : at::empty_strided(sizes, strides, options);
 }
 
 exact::OutFmt out_fmt(at::ScalarType t) {
@@ -274,9 +302,10 @@ at::Tensor sum_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
     // Correctly rounded sums of each output's slice (engine/exact.h), written in res directly: a
     // float16 input with dtype=float32 is rounded once, from the exact sum, to float32.
     const at::Tensor rows = as_rows(x, reduced);
-    at::Tensor out = at::empty({rows.size(0)}, self.options().dtype(res));
-    be.exact_rows(rows, out, /*words=*/false);
-    return out.view(out_sizes);
+    const at::Tensor out = OutLoan::result_buffer(0, out_sizes, {}, self.options().dtype(res));
+    at::Tensor flat = out.view({rows.size(0)});
+    be.exact_rows(rows, flat, /*words=*/false);
+    return out;
   }
 
   if (m != Method::Auto || (full && result_dtype(x.scalar_type()) == engine_res)) {

@@ -127,3 +127,14 @@ def test_auto_choice_is_the_tuning_table():
 def test_public_api_lists_compare():
     assert {"compare", "auto_choice", "plot", "benchmark"} <= set(reducekit.__all__)
     assert all(hasattr(reducekit, n) for n in reducekit.__all__)
+
+
+def test_without_tqdm_and_pandas(monkeypatch, capsys):
+    """tqdm and pandas are optional: a plain progress line and a list of dicts."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    out = reducekit.compare("sum", [(4, 4)] * 25, budget_s=0.001, rounds=1, device="cpu")
+    assert isinstance(out, list) and len(out) == 25 and out[0]["check"] == "ok"
+    assert "25/25 cells" in capsys.readouterr().err

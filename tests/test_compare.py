@@ -138,3 +138,50 @@ def test_without_tqdm_and_pandas(monkeypatch, capsys):
     out = reducekit.compare("sum", [(4, 4)] * 25, budget_s=0.001, rounds=1, device="cpu")
     assert isinstance(out, list) and len(out) == 25 and out[0]["check"] == "ok"
     assert "25/25 cells" in capsys.readouterr().err
+
+
+def test_gpu_branch_with_fake_timers(monkeypatch):
+    """compare's CUDA branch, driven on the CPU with fake timers and a fake 1 MiB L2 (as
+    test_bench's dims test): inputs rotate over >= 4x the L2 and >= 2 buffers in the case's shape,
+    both contenders see every buffer, graph mode uses time_cuda_graph, the read ceiling is measured
+    when not given, and % of ceiling is reducekit's GB/s over it."""
+    from reducekit.bench import dims, timing
+
+    class Props:
+        L2_cache_size = 2**20
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(reducekit._C, "cuda_built", True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "set_device", lambda d: None)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda d: Props)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    monkeypatch.setattr(cmp, "environment", lambda device: {"device": str(device), "gpu": "Fake GPU"})
+    monkeypatch.setattr(cmp, "read_ceiling", lambda device: {"gbps": 50.0, "measured": True})
+    real_input = timing.random_input
+    monkeypatch.setattr(timing, "random_input", lambda n, dtype, device: real_input(n, dtype, "cpu"))
+    seen = []
+
+    def fake(mode):
+        def timer(fn, bufs, budget_s=None):
+            v = bufs.views
+            for x in v:
+                fn(x)
+            seen.append((mode, tuple(v[0].shape), len(v), len({x.data_ptr() for x in v})))
+            return (8.0, 1) if mode == "eager" else 4.0
+        return timer
+
+    monkeypatch.setattr(dims, "time_cuda_eager", fake("eager"))
+    monkeypatch.setattr(dims, "time_cuda_graph", fake("graph"))
+    out = rows("var_mean", [(64, 1024), (1024, 1024)], dims=-1, device="cuda", rounds=2)
+    assert [r["device"] for r in out] == ["cuda:0", "cuda:0"]
+    assert seen[:4] == [("eager", (64, 1024), 16, 16)] * 4  # 4 MiB / 256 KiB; torch, reducekit x 2 rounds
+    assert seen[4:] == [("eager", (1024, 1024), 2, 2)] * 4  # a 4 MiB input: 2 buffers
+    small = out[0]
+    assert small["torch_us"] == small["reducekit_us"] == 8.0 and small["ratio"] == 1.0 and small["check"] == "ok"
+    assert small["pct_ceiling"] == round(100 * (64 * 1024 * 4 / 8e-6 / 1e9) / 50.0, 1)
+    seen.clear()
+    (g,) = rows("argmax", (64, 1024), dims=0, device="cuda", mode="graph", ceiling=100.0)
+    assert {s[0] for s in seen} == {"graph"} and g["reducekit_us"] == 4.0 and g["mode"] == "graph"
+    assert g["pct_ceiling"] == round(100 * (64 * 1024 * 4 / 4e-6 / 1e9) / 100.0, 1)

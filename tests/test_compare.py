@@ -50,6 +50,13 @@ def test_a_wrong_result_is_reported(monkeypatch):
     assert r["check"].startswith("mismatch"), r
 
 
+def test_a_list_is_several_shapes_a_tuple_one():
+    assert cmp._shapes([4096, 8192]) == [(4096,), (8192,)]
+    assert cmp._shapes((4096, 8192)) == [(4096, 8192)] and cmp._shapes(7) == [(7,)]
+    assert cmp._shapes([(2, 3), 5]) == [(2, 3), (5,)]
+    assert cmp._dims([-1, 0]) == [-1, 0] and cmp._dims((0, 1)) == [(0, 1)] and cmp._dims(None) == [None]
+
+
 def test_ceiling_gives_percent():
     (r,) = rows("sum", 4096, device="cpu", ceiling=100.0)  # ignored on a CPU: no probe there
     assert r["pct_ceiling"] is None
@@ -76,6 +83,7 @@ def test_dataframe_and_plot():
     (dict(op=torch.sum, shapes=(4, 4)), ["op=", "a str"]),
     (dict(op="sum", shapes=(4, -1)), ["shapes", "(4, -1)", "positive ints"]),
     (dict(op="sum", shapes=[]), ["shapes=[]", "list of shapes"]),
+    (dict(op="sum", shapes="4x4"), ["shapes='4x4'", "list of shapes"]),
     (dict(op="sum", shapes=(4, 4), dims=[2]), ["dims", "2", "out of range", "(4, 4)", "-2 to 1"]),
     (dict(op="sum", shapes=(4, 4), dims=["x"]), ["dims", "'x'", "None"]),
     (dict(op="argmax", shapes=(4, 4), dims=(0, 1)), ["dims", "(0, 1)", "argmax takes one dim", "dims=[0, 1]"]),

@@ -46,9 +46,10 @@ def _calls(name: str, dim):
 
 
 def _shapes(shapes) -> list[tuple]:
-    if isinstance(shapes, int) or (isinstance(shapes, (tuple, list)) and shapes and all(isinstance(s, int) for s in shapes)):
+    """A list is a list of shapes (each an int or a tuple); an int or a tuple is one shape, as dims."""
+    if isinstance(shapes, (int, tuple, torch.Size)):
         shapes = [shapes]  # one shape: 4096 or (4096, 4096)
-    if not isinstance(shapes, (tuple, list)) or not shapes:
+    if not isinstance(shapes, list) or not shapes:
         raise ValueError(f"compare(): shapes={shapes!r} must be a shape or a list of shapes, e.g. [(4096, 4096), (32, 2**20)]")
     out = []
     for s in shapes:
@@ -155,7 +156,8 @@ def compare(op, shapes, dims=None, dtypes=("float32",), device=None, mode: str =
     """Time reducekit's `op` against torch's on each shape, dim and dtype; check that the values agree.
 
     op: a name of reducekit.OPS ("sum", "var_mean", "logsumexp", "argmax", "linalg.vector_norm", ...).
-    shapes: one shape ((8192, 4096), or an int for 1-D) or a list of them.
+    shapes: one shape ((8192, 4096), or an int for 1-D) or a list of them ([(8192, 4096), 2**20]: a
+    list is always several shapes, as for dims).
     dims: one dim argument (None: the whole tensor; an int; a tuple of ints) or a list of them,
     each compared: dims=[-1, 0]. prod, aminmax, argmax and argmin take an int or None.
     dtypes: dtype names or torch dtypes. device: None (the GPU when there is one, else the CPU),

@@ -9,7 +9,8 @@
 # tune_ops (benchmarks/tune_ops.py), quick (benchmark --quick), bench (full sweep into
 # $OUT/res/h200), dims (bench.py --dims into $OUT/res/h200), exact (bench_exact.py into
 # $OUT/res/h200), ops (bench_ops.py into $OUT/res/h200), perf (timing tests, figures into
-# $OUT/res/perf.json).
+# $OUT/res/perf.json), notebook (benchmarks/notebooks/tour.ipynb executed into $OUT/res/tour.ipynb;
+# nbclient, nbformat and ipykernel installed offline from .whl/notebook/ when missing).
 # The exit status is non-zero if ANY stage that ran failed: a failed build, a failing or empty
 # test run, any sanitizer error, a missed fault or failed control, a tune or bench error, a
 # missed perf target. $OUT/summary.txt lists each stage's verdict.
@@ -163,6 +164,14 @@ if has ops; then
   log "benchmark of every reduction op (benchmarks/bench_ops.py)"
   timeout ${OPS_TIMEOUT:-500} python3 benchmarks/bench_ops.py --out "$OUT/res/h200" 2>&1 | tee "$OUT/res/ops.log" | tail -70
   verdict ops "${PIPESTATUS[0]}"
+fi
+if has notebook; then
+  log "notebook (benchmarks/notebooks/tour.ipynb)"
+  python3 -c "import nbclient, nbformat, ipykernel" 2>/dev/null \
+    || python3 -m pip install -q --no-index --find-links .whl/notebook nbclient nbformat ipykernel 2>&1 | tail -3
+  timeout ${NOTEBOOK_TIMEOUT:-540} python3 benchmarks/run_notebook.py --out "$OUT/res/tour.ipynb" 2>&1 \
+    | tee "$OUT/res/notebook.log" | tail -5
+  verdict notebook "${PIPESTATUS[0]}"
 fi
 if has perf; then
   log "perf tests"

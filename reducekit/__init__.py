@@ -7,6 +7,9 @@
                                              # every torch reduction, torch's signatures (reducekit.OPS)
     reducekit.exact_round(reducekit.exact_partial(x), x.dtype)  # its shard-combinable intermediate
     reducekit.benchmark(...), reducekit.plot(rows)
+    reducekit.compare("var_mean", [(8192, 4096)], dims=-1)   # your shapes: reducekit vs torch, timed
+                                                             # and checked; reducekit.plot draws it
+    benchmarks/notebooks/tour.ipynb                          # the tour: strategies, auto, accuracy, ...
 """
 from __future__ import annotations
 
@@ -28,8 +31,33 @@ def benchmark(*args, **kwargs):
     return _benchmark(*args, **kwargs)
 
 
+def compare(*args, **kwargs):
+    """Time reducekit's op against torch's on your shapes and check the values; see reducekit.bench.compare.compare."""
+    from .bench.compare import compare as _compare
+
+    return _compare(*args, **kwargs)
+
+
+def auto_choice(dtype, n: int, cc=None, captured: bool = False) -> dict:
+    """What method="auto" runs on CUDA for a whole-tensor sum of n elements of `dtype`: the row of
+    the tuning table for compute capability `cc` (90 for an H200; None: the current GPU's), in an
+    eager call or (captured=True) inside CUDA graph capture. Returns {"method", "block", "unroll",
+    "grid"} (0: the kernel's default). Works on any machine: the table is compiled in."""
+    name = str(dtype).removeprefix("torch.")
+    if name not in _C.dtypes():
+        raise ValueError(f"auto_choice(): dtype={dtype!r}; use one of {', '.join(_C.dtypes())}")
+    if cc is None:
+        if not torch.cuda.is_available():
+            raise ValueError("auto_choice(): cc=None means the current GPU's compute capability, but there is no GPU; "
+                             "pass cc=90 for an H200")
+        major, minor = torch.cuda.get_device_capability()
+        cc = 10 * major + minor
+    method, block, unroll, grid = _C.auto_choice(name, int(n), int(cc), bool(captured))
+    return {"method": method, "block": block, "unroll": unroll, "grid": grid}
+
+
 def plot(*args, **kwargs):
-    """Plot benchmark rows; see reducekit.plotting.plot."""
+    """Plot benchmark or compare rows; see reducekit.plotting.plot."""
     from .plotting import plot as _plot
 
     return _plot(*args, **kwargs)
@@ -39,4 +67,5 @@ def plot(*args, **kwargs):
 OPS = tuple(t["public_name"] for t in _C.op_table())
 
 __all__ = ["sum", "mean", "prod", "amax", "amin", "aminmax", "nansum", "nanmean", "all", "any", "count_nonzero", "var", "std",
-           "var_mean", "std_mean", "logsumexp", "argmax", "argmin", "linalg", "OPS", "exact_partial", "exact_round", "EXACT_WORDS", "methods", "method", "MethodInfo", "result_dtype", "benchmark", "plot", "__version__"]
+           "var_mean", "std_mean", "logsumexp", "argmax", "argmin", "linalg", "OPS", "exact_partial", "exact_round", "EXACT_WORDS", "methods", "method", "MethodInfo", "result_dtype", "benchmark", "compare", "auto_choice", "plot",
+           "__version__"]

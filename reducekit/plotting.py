@@ -21,20 +21,37 @@ def _rows(data):
     return list(data), env
 
 
-def plot(data, kind: str = "bandwidth", dtype: str = "float32", mode: str = "eager", ax=None):
-    """Draw one plot and return its matplotlib Figure.
-
-    kind="bandwidth": GB/s of input read against N (log x), one line per method, with the read
-    ceiling measured in the same run as a dashed line. kind="speedup": heat map of torch.sum time
-    over each method's time (method x N; > 1 is faster than torch.sum).
-    """
+def _pyplot():
     import matplotlib
 
     if not os.environ.get("DISPLAY") and matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
         matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def _is_compare(rows) -> bool:
+    return bool(rows) and "reducekit_us" in rows[0] and "op" in rows[0]
+
+
+def plot(data, kind: str | None = None, dtype: str = "float32", mode: str = "eager", ax=None):
+    """Draw one plot and return its matplotlib Figure.
+
+    Rows of reducekit.benchmark (the default kind is "bandwidth"): kind="bandwidth": GB/s of input
+    read against N (log x), one line per method, with the read ceiling measured in the same run as
+    a dashed line. kind="speedup": heat map of torch.sum time over each method's time (method x N;
+    > 1 is faster than torch.sum).
+    Rows of reducekit.compare (kind "compare", the only one): one bar per case, torch's time over
+    reducekit's (> 1: reducekit is faster), labelled with both times and % of the read ceiling.
+    """
+    plt = _pyplot()
     rows, env = _rows(data)
+    if _is_compare(rows):
+        if kind not in (None, "compare"):
+            raise ValueError(f"kind must be 'compare' (or None) for reducekit.compare rows, got {kind!r}")
+        return _plot_compare(rows, env, ax, plt)
+    kind = kind or "bandwidth"
     rows = [r for r in rows if r["dtype"] == dtype and r["mode"] == mode]
     if not rows:
         raise ValueError(f"no rows for dtype={dtype!r} mode={mode!r}")
@@ -81,6 +98,37 @@ def plot(data, kind: str = "bandwidth", dtype: str = "float32", mode: str = "eag
         ax.set_title(f"Speedup over torch.sum — {title}")
     else:
         raise ValueError(f"kind must be 'bandwidth' or 'speedup', got {kind!r}")
+    fig.tight_layout()
+    return fig
+
+
+def _plot_compare(rows, env, ax, plt):
+    """One horizontal bar per compare row: speedup over torch (log scale), times and % of ceiling as labels."""
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(10, 0.45 * len(rows) + 1.6))
+    else:
+        fig = ax.figure
+    labels, values, notes = [], [], []
+    for r in rows:
+        shape = "x".join(str(s) for s in r["shape"])
+        labels.append(f"{r['op']} {shape} dim={r['dim']} {r['dtype']}")
+        values.append(r["speedup"] or 0.0)
+        pct = f", {r['pct_ceiling']:.0f}% of ceiling" if r.get("pct_ceiling") is not None else ""
+        bad = "" if r.get("check", "ok") in ("ok", "not checked") or r.get("check", "").startswith("not checked") else "  [CHECK FAILED]"
+        t, k = r.get("torch_us"), r.get("reducekit_us")
+        notes.append(f"{t:.1f} -> {k:.1f} us{pct}{bad}" if t and k else f"not timed{bad}")
+    ys = list(range(len(rows)))[::-1]
+    ax.barh(ys, [v - 1.0 if v > 0 else 0.0 for v in values], left=1.0, color=["tab:green" if v >= 1 else "tab:red" for v in values])
+    ax.axvline(1.0, color="black", lw=1)
+    ax.set_xscale("log", base=2)
+    for y, v, note in zip(ys, values, notes):
+        ax.text(v if v > 0 else 1.0, y, f"  {v:.2f}x  ({note})", va="center", fontsize=8)
+    ax.set_yticks(ys, labels, fontsize=8)
+    lo, hi = min([v for v in values if v > 0] + [1.0]), max(values + [1.0])
+    ax.set_xlim(lo / 1.5, hi * 6)
+    where = env.get("gpu") or (f"CPU, {env['threads']} threads" if env.get("threads") else rows[0].get("device", ""))
+    ax.set_title(f"reducekit vs torch, {rows[0].get('mode', 'eager')} — {where} (speedup = torch time / reducekit time)", fontsize=10)
+    ax.grid(True, axis="x", alpha=0.3)
     fig.tight_layout()
     return fig
 

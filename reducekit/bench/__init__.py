@@ -11,11 +11,13 @@
              and dims, and their shared formatting
     ops      every torch reduction on the engine, with issue 10's targets (benchmarks/bench_ops.py)
     exact    method="exact", with the exact issue's targets (benchmarks/bench_exact.py)
+    compare  reducekit.compare: one op against torch's on the caller's shapes, with the timers above
+             and dims' interleaved rounds (no timing code of its own)
     cli      the command lines (benchmarks/bench.py: main, dims_main; targets_main); `python -m
              reducekit.bench` runs main (__main__.py)
 
 The names below are the ones the repository imports from reducekit.bench (benchmarks/, tests/,
-reducekit.benchmark). ops and exact are imported on their own (`from reducekit.bench import ops`):
+reducekit.benchmark). ops, exact and compare are imported on their own (`from reducekit.bench import ops`):
 ops checks its op list against the extension's op table at import.
 """
 from .cli import main, targets_main

@@ -7,6 +7,7 @@
                                              # every torch reduction, torch's signatures (reducekit.OPS)
     reducekit.exact_round(reducekit.exact_partial(x), x.dtype)  # its shard-combinable intermediate
     reducekit.benchmark(...), reducekit.plot(rows)
+    import reducekit.distributed             # DTensor inputs, and reducekit.distributed.sum(shard, group=...)
 """
 from __future__ import annotations
 
@@ -19,6 +20,12 @@ from .reductions import (all, amax, amin, aminmax, any, argmax, argmin, count_no
                          nanmean, nansum, prod, std, std_mean, var, var_mean)
 
 __version__ = "0.1.0"
+
+# DTensor support (reducekit/distributed.py) registers itself with DTensor on import. Importing
+# torch.distributed.tensor costs about half a second, so reducekit's import does it only when
+# DTensor is loaded already; otherwise `import reducekit.distributed` does.
+if "torch.distributed.tensor" in __import__("sys").modules:
+    from . import distributed  # noqa: F401
 
 
 def benchmark(*args, **kwargs):

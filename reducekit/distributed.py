@@ -176,6 +176,11 @@ def _extreme_key(val: torch.Tensor, largest: bool) -> torch.Tensor:
     return key
 
 
+def _fresh(t: torch.Tensor) -> torch.Tensor:
+    """A copy with the default strides (a view of the packed pairs keeps odd strides on size-1 dims)."""
+    return t.new_empty(t.shape).copy_(t)
+
+
 def _pick_extreme(g: torch.Tensor) -> torch.Tensor:
     """The global index of gathered [W, ..., 2] (key, global index) pairs: the largest key, and of
     equal keys the smallest index."""
@@ -415,7 +420,7 @@ def _arg_extreme(name, largest, local, dim, keepdim, group, shard_dim):
         else:
             key = torch.tensor(_I64_MIN, device=local.device)
             gidx = torch.tensor(_I64_MAX, device=local.device)
-        out = _pick_extreme(_all_gather(torch.stack([key, gidx], -1), group))
+        out = _fresh(_pick_extreme(_all_gather(torch.stack([key, gidx], -1), group)))
         return out.reshape([1] * nd) if keepdim else out
     d = s.dims[0]
     if s.counts[s.rank]:
@@ -426,7 +431,7 @@ def _arg_extreme(name, largest, local, dim, keepdim, group, shard_dim):
         shape = [1 if i == d else n for i, n in enumerate(local.shape)]
         key = torch.full(shape, _I64_MIN, dtype=torch.int64, device=local.device)
         gidx = torch.full(shape, _I64_MAX, dtype=torch.int64, device=local.device)
-    out = _pick_extreme(_all_gather(torch.stack([key, gidx], -1), group))
+    out = _fresh(_pick_extreme(_all_gather(torch.stack([key, gidx], -1), group)))
     return out if keepdim else out.squeeze(d)
 
 
@@ -515,7 +520,7 @@ def _out_placements(placements, dims: list[int], keepdim: bool, kind) -> list:
 def _check_placements(public: str, placements) -> None:
     for i, p in enumerate(placements):
         if not (type(p) is Shard or isinstance(p, (Replicate, Partial))):
-            raise ValueError(f"reducekit.{public}: the DTensor's placement {p} on mesh dim {i} is not supported; reducekit "
+            raise ValueError(f"reducekit.{public}: the DTensor's placement {type(p).__name__} ({p!r}) on mesh dim {i} is not supported; reducekit "
                              f"reduces DTensors placed with Shard(d), Replicate() or Partial(): redistribute it first, "
                              f"e.g. x.redistribute(x.device_mesh, [Shard(0)] * x.device_mesh.ndim)")
 
@@ -691,7 +696,7 @@ def _handler(op_call, args, kwargs):
         for g in groups:
             best = _pick_extreme_pair(_all_gather(packed, g))
             packed = best
-        out = packed[..., 1]
+        out = _fresh(packed[..., 1])
         if a["dim"] is None:
             out = out.reshape([1] * ndim) if keepdim else out
         elif not keepdim:

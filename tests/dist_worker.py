@@ -80,14 +80,20 @@ def spread(device):
     return x.to(device)
 
 
-def splits(n, world, key):
-    """Uneven sizes along the shard dim, summing to n, with at least one empty shard at world >= 2."""
-    g = gen("cpu", "splits", n, world, key)
-    cuts = sorted(torch.randint(0, n + 1, (world - 1,), generator=g).tolist())
-    if world >= 2:
-        cuts[0] = 0
+def splits(n, world, key, empty=True):
+    """Uneven sizes along the shard dim, summing to n: with `empty`, a seeded rank's shard is empty
+    (the others may be too); without, every shard has at least one row (n >= world)."""
+    g = gen("cpu", "splits", n, world, key, empty)
+    if not empty:
+        cuts = sorted((torch.randperm(n - 1, generator=g)[:world - 1] + 1).tolist())
+        edges = [0] + cuts + [n]
+        return [edges[i + 1] - edges[i] for i in range(world)]
+    cuts = sorted(torch.randint(0, n + 1, (world - 2,), generator=g).tolist()) if world > 1 else []
     edges = [0] + cuts + [n]
-    return [edges[i + 1] - edges[i] for i in range(world)]
+    sizes = [edges[i + 1] - edges[i] for i in range(len(edges) - 1)]
+    if world > 1:
+        sizes.insert(int(torch.randint(0, world, (1,), generator=g)), 0)
+    return sizes
 
 
 def shard_of(x, sizes, rank, dim=0):
@@ -238,8 +244,8 @@ def bits(got, ref, what):
 
 def plain_checks(c, world, rank, device, d):
     x = d["f32"]
-    for sd in (0, 1):
-        sizes = splits(x.shape[sd], world, ("f32", sd))
+    for sd, empty in ((0, True), (1, True), (0, False), (1, False)):
+        sizes = splits(x.shape[sd], world, ("f32", sd), empty)
         loc = shard_of(x, sizes, rank, sd)
         tag = f"shard_dim={sd} sizes={sizes}"
         for dims in ([0, 1], [sd]):
@@ -275,16 +281,16 @@ def plain_checks(c, world, rank, device, d):
                 rd.argmax(loc, dim_arg, shard_dim=sd), reducekit.argmax(x, dim_arg), "argmax"))
     # keepdim, integers with ties, NaN, an empty shard everywhere but one rank
     xi = d["i32"]
-    sizes = splits(xi.shape[0], world, "i32")
-    li = shard_of(xi, sizes, rank)
-    for kd in (False, True):
+    for kd, empty in ((False, True), (True, False)):
+        sizes = splits(xi.shape[0], world, "i32", empty)
+        li = shard_of(xi, sizes, rank)
         c.run("plain", f"count_nonzero int32 sizes={sizes}", lambda: bits(rd.count_nonzero(li, 0), reducekit.count_nonzero(xi, 0), "count"))
         c.run("plain", f"sum int32 keepdim={kd} sizes={sizes}", lambda kd=kd: bits(rd.sum(li, 0, kd), reducekit.sum(xi, 0, kd), "int sum"))
         c.run("plain", f"amax int32 keepdim={kd} sizes={sizes}", lambda kd=kd: bits(rd.amax(li, 0, kd), reducekit.amax(xi, 0, kd), "int amax"))
         c.run("plain", f"argmax int32 ties keepdim={kd} sizes={sizes}", lambda kd=kd: bits(rd.argmax(li, 0, kd), reducekit.argmax(xi, 0, kd), "argmax ties"))
         c.run("plain", f"argmax int32 dim=None keepdim={kd}", lambda kd=kd: bits(rd.argmax(li, None, kd), reducekit.argmax(xi, None, kd), "argmax flat"))
     xn = d["nan"]
-    sizes = splits(xn.shape[0], world, "nan")
+    sizes = splits(xn.shape[0], world, "nan", False)
     ln = shard_of(xn, sizes, rank)
     c.run("plain", f"amax NaN propagates sizes={sizes}", lambda: bits(rd.amax(ln, 0), reducekit.amax(xn, 0), "amax nan"))
     c.run("plain", f"amin NaN propagates sizes={sizes}", lambda: bits(rd.amin(ln), reducekit.amin(xn), "amin nan"))
@@ -303,7 +309,7 @@ def exact_checks(c, world, rank, device, d):
     for key in ("f32", "f64", "f16", "bf16", "tiny"):
         x = d[key]
         for sd in (0, 1):
-            sizes = splits(x.shape[sd], world, ("exact", key, sd))
+            sizes = splits(x.shape[sd], world, ("exact", key, sd), empty=sd == 0 or x.shape[sd] < world)
             loc = shard_of(x, sizes, rank, sd)
             for dim, kd in ((None, False), (sd, False), (sd, True), ((0, 1), True)):
                 c.run("exact", f"{key} shard_dim={sd} sizes={sizes} dim={dim} keepdim={kd}", lambda: bits(

@@ -524,7 +524,7 @@ def main():
     if device == "cuda":
         torch.cuda.set_device(rank)
     dist.init_process_group(backend, init_method=f"file://{init_file}", rank=rank, world_size=world,
-                            timeout=timedelta(seconds=120))
+                            timeout=timedelta(seconds=60))
     c = Checks()
     d = data(device)
     only = os.environ.get("REDUCEKIT_DIST_ONLY")  # fault campaigns: one group

@@ -25,8 +25,10 @@ import reducekit.distributed as rd
 from helpers import BASE_SEED
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-TIMEOUT_S = 240
+# The workers import the reducekit this process imported (installed, or a source tree with its
+# built extension): the repository root itself holds no built extension in a clean clone.
+PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(reducekit.__file__)))
+TIMEOUT_S = 180
 _RUNS: dict = {}
 
 pytestmark = pytest.mark.skipif(not torch.distributed.is_available(), reason="torch built without torch.distributed")
@@ -35,11 +37,20 @@ pytestmark = pytest.mark.skipif(not torch.distributed.is_available(), reason="to
 def spawn(world: int, device: str = "cpu", only: str | None = None) -> dict:
     """Runs `world` worker processes; returns {"rows": every rank's verdicts, "tables": per rank}."""
     key = (world, device, only)
-    if key in _RUNS:
-        return _RUNS[key]
+    if key not in _RUNS:
+        try:
+            _RUNS[key] = _spawn(world, device, only)
+        except Exception as e:  # noqa: BLE001  (a failed or hung spawn fails every test that reads it, once)
+            _RUNS[key] = e
+    if isinstance(_RUNS[key], Exception):
+        raise _RUNS[key]
+    return _RUNS[key]
+
+
+def _spawn(world: int, device: str, only: str | None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, REDUCEKIT_SEED=str(BASE_SEED), NCCL_NVLS_ENABLE="0", OMP_NUM_THREADS="1",
-                   PYTHONPATH=os.pathsep.join([ROOT, HERE, os.environ.get("PYTHONPATH", "")]))
+                   PYTHONPATH=os.pathsep.join([PKG_DIR, HERE, os.environ.get("PYTHONPATH", "")]))
         if only:
             env["REDUCEKIT_DIST_ONLY"] = only
         init = os.path.join(tmp, "init")
@@ -53,18 +64,18 @@ def spawn(world: int, device: str = "cpu", only: str | None = None) -> dict:
             except subprocess.TimeoutExpired:
                 for q in procs:
                     q.kill()
-                pytest.fail(f"{world} {device} worker processes did not finish in {TIMEOUT_S} s (killed)")
+                    q.wait()
+                raise AssertionError(f"{world} {device} worker processes did not finish in {TIMEOUT_S} s (killed)") from None
             outs.append(out)
         res = {"rows": [], "tables": []}
         for r, (p, out) in enumerate(zip(procs, outs)):
             path = os.path.join(tmp, f"rank{r}.json")
             if p.returncode != 0 or not os.path.exists(path):
-                pytest.fail(f"rank {r} of {world} exited with {p.returncode}:\n{out[-4000:]}")
+                raise AssertionError(f"rank {r} of {world} exited with {p.returncode}:\n{out[-4000:]}")
             with open(path) as f:
                 got = json.load(f)
             res["rows"] += [dict(row, rank=r) for row in got["rows"]]
             res["tables"].append(got["table"])
-    _RUNS[key] = res
     return res
 
 

@@ -182,12 +182,12 @@ def _fresh(t: torch.Tensor) -> torch.Tensor:
 
 
 def _pick_extreme(g: torch.Tensor) -> torch.Tensor:
-    """The global index of gathered [W, ..., 2] (key, global index) pairs: the largest key, and of
-    equal keys the smallest index."""
+    """Of gathered [W, ..., 2] (key, global index) pairs, the winning pair [..., 2]: the largest key,
+    and of equal keys the smallest index."""
     key, idx = g[..., 0], g[..., 1]
     best = key.amax(0)
     cand = torch.where(key == best, idx, torch.full_like(idx, _I64_MAX))
-    return cand.amin(0)
+    return torch.stack([best, cand.amin(0)], -1)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -420,7 +420,7 @@ def _arg_extreme(name, largest, local, dim, keepdim, group, shard_dim):
         else:
             key = torch.tensor(_I64_MIN, device=local.device)
             gidx = torch.tensor(_I64_MAX, device=local.device)
-        out = _fresh(_pick_extreme(_all_gather(torch.stack([key, gidx], -1), group)))
+        out = _fresh(_pick_extreme(_all_gather(torch.stack([key, gidx], -1), group))[..., 1])
         return out.reshape([1] * nd) if keepdim else out
     d = s.dims[0]
     if s.counts[s.rank]:
@@ -431,7 +431,7 @@ def _arg_extreme(name, largest, local, dim, keepdim, group, shard_dim):
         shape = [1 if i == d else n for i, n in enumerate(local.shape)]
         key = torch.full(shape, _I64_MIN, dtype=torch.int64, device=local.device)
         gidx = torch.full(shape, _I64_MAX, dtype=torch.int64, device=local.device)
-    out = _fresh(_pick_extreme(_all_gather(torch.stack([key, gidx], -1), group)))
+    out = _fresh(_pick_extreme(_all_gather(torch.stack([key, gidx], -1), group))[..., 1])
     return out if keepdim else out.squeeze(d)
 
 
@@ -694,8 +694,7 @@ def _handler(op_call, args, kwargs):
             gidx = torch.full(shape, _I64_MAX, dtype=torch.int64, device=local.device)
         packed = torch.stack([key, gidx], -1)
         for g in groups:
-            best = _pick_extreme_pair(_all_gather(packed, g))
-            packed = best
+            packed = _pick_extreme(_all_gather(packed, g))
         out = _fresh(packed[..., 1])
         if a["dim"] is None:
             out = out.reshape([1] * ndim) if keepdim else out
@@ -706,14 +705,6 @@ def _handler(op_call, args, kwargs):
                               f"{combine} shard dims {dims}); supported: sum, nansum, mean, amax, amin, count_nonzero, "
                               f"linalg.vector_norm, var, std, var_mean, std_mean, logsumexp, argmax, argmin. Redistribute "
                               f"the reduced dims to Replicate() first, or use a supported op")
-
-
-def _pick_extreme_pair(g: torch.Tensor) -> torch.Tensor:
-    """_pick_extreme, keeping the winning key beside its index ([..., 2])."""
-    key, idx = g[..., 0], g[..., 1]
-    best = key.amax(0)
-    cand = torch.where(key == best, idx, torch.full_like(idx, _I64_MAX))
-    return torch.stack([best, cand.amin(0)], -1)
 
 
 _REGISTERED = False

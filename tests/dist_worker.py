@@ -462,6 +462,27 @@ def dtensor_checks(c, world, rank, device, d):
         return bits(full(reducekit.amax(p, 0)), reducekit.amax(whole, 0), "amax of Partial input")
     c.run("dtensor", "Partial(sum) input", partial_input)
 
+    def strategies_alone():
+        """The registered sharding strategies without the eager handler (what sharding propagation
+        alone does): linear ops give their Partial, the others gather the reduced dim first; every
+        result is single-process reducekit's (bitwise: no float partial is added here)."""
+        rk = torch.ops.reducekit
+        handlers = DTensor._op_dispatcher._custom_op_handlers
+        saved = {op: handlers.pop(op) for op in (rk.sum.default, rk.reduce.default)}
+        try:
+            x = d["f32"]
+            got = {"amax": reducekit.amax(dt, 0), "var_mean": reducekit.var_mean(dt, 0)[0], "logsumexp": reducekit.logsumexp(dt, 0),
+                   "argmax": reducekit.argmax(dt, 0), "exact": reducekit.sum(dt, 0, method="exact"), "mean": reducekit.mean(dt, 0)}
+            want = {"amax": reducekit.amax(x, 0), "var_mean": reducekit.var_mean(x, 0)[0], "logsumexp": reducekit.logsumexp(x, 0),
+                    "argmax": reducekit.argmax(x, 0), "exact": reducekit.sum(x, 0, method="exact"), "mean": reducekit.mean(x, 0)}
+            pl = {k: v.placements for k, v in got.items()}
+            bad = [k for k in got if not same_bits(full(got[k]), want[k])]
+            ok = not bad and pl["amax"] == (Partial("max"),) and all(pl[k] == (Replicate(),) for k in got if k != "amax")
+            return ok, f"differ: {bad}; placements {pl}"
+        finally:
+            handlers.update(saved)
+    c.run("dtensor", "sharding strategies alone (no handler)", strategies_alone)
+
 
 # ------------------------------------------------------------------------------------------------
 # errors, and the world-size table

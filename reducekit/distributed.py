@@ -487,7 +487,8 @@ def _bind(names, args, kwargs) -> dict:
 
 
 def _reduce_dims(op: str, dim, ndim: int) -> list[int]:
-    """The dims reducekit's op reduces: None (and () for the ops where torch reads it so) is every dim."""
+    """The dims reducekit::sum and reducekit::reduce reduce: None or [] is every dim (the Python
+    functions pass torch's dim=() of amax, amin, logsumexp and count_nonzero as None)."""
     if dim is None or len(dim) == 0:
         return list(range(ndim))
     return sorted(d % ndim for d in dim) if ndim else []
@@ -605,8 +606,6 @@ def _handler(op_call, args, kwargs):
     placements = x.placements
     ndim = x.ndim
     dims = _reduce_dims(op, a["dim"], ndim)
-    if op in ("argmax", "argmin", "prod", "aminmax") and a["dim"] is None:
-        dims = list(range(ndim))
     keepdim = bool(a["keepdim"])
     kind = _kind(op, a["method"], a["ord"])
     combine = [md for md, p in enumerate(placements) if isinstance(p, Shard) and p.dim in dims]
@@ -631,9 +630,10 @@ def _handler(op_call, args, kwargs):
     n_local = math.prod(local.shape[d] for d in dims)
     n_total = math.prod(x.shape[d] for d in dims)
     if kind is not None:
-        if n_total == 0 and op in ("amax", "amin"):
-            call_local(local)  # torch's error for an empty reduction
-        if n_local == 0 and (op in ("amax", "amin") or (op == "vector_norm" and math.isinf(a["ord"]))):
+        no_identity = op in ("amax", "amin") or (op == "vector_norm" and math.isinf(a["ord"]))
+        if n_total == 0 and no_identity:
+            call_local(local)  # torch's error for an empty reduction (the local shard is empty too)
+        if n_local == 0 and no_identity:  # this rank's part is the combine's identity
             ref = call_local(torch.ones((1,) * ndim, dtype=local.dtype, device=local.device))[0]
             fill = {"amax": _lowest(local.dtype), "amin": _highest(local.dtype)}.get(op, 0.0 if a["ord"] > 0 else math.inf)
             return wrap([torch.full(_out_shape(local.shape, dims, keepdim), fill, dtype=ref.dtype, device=local.device)])

@@ -8,9 +8,11 @@
 # (benchmarks/faults.py), corpus (tests/corpus.py: record and compare the bits corpus), fault_patches (benchmarks/fault_patches.py, PATCHES_ARGS), tune,
 # tune_ops (benchmarks/tune_ops.py), quick (benchmark --quick), bench (full sweep into
 # $OUT/res/h200), dims (bench.py --dims into $OUT/res/h200), exact (bench_exact.py into
-# $OUT/res/h200), ops (bench_ops.py into $OUT/res/h200), perf (timing tests, figures into
-# $OUT/res/perf.json), notebook (benchmarks/notebooks/tour.ipynb executed into $OUT/res/tour.ipynb;
-# nbclient, nbformat and ipykernel installed offline from .whl/notebook/ when missing).
+# $OUT/res/h200), ops (bench_ops.py into $OUT/res/h200), notebook (benchmarks/notebooks/tour.ipynb
+# executed into $OUT/res/tour.ipynb; nbclient, nbformat and ipykernel installed offline from
+# .whl/notebook/ when missing), distributed (tests/test_distributed.py with NCCL at world size 1 and
+# benchmarks/bench_distributed.py into $OUT/res/h200), perf (timing tests, figures into
+# $OUT/res/perf.json).
 # The exit status is non-zero if ANY stage that ran failed: a failed build, a failing or empty
 # test run, any sanitizer error, a missed fault or failed control, a tune or bench error, a
 # missed perf target. $OUT/summary.txt lists each stage's verdict.
@@ -172,6 +174,15 @@ if has notebook; then
   timeout ${NOTEBOOK_TIMEOUT:-540} python3 benchmarks/run_notebook.py --out "$OUT/res/tour.ipynb" 2>&1 \
     | tee "$OUT/res/notebook.log" | tail -5
   verdict notebook "${PIPESTATUS[0]}"
+fi
+if has distributed; then
+  log "reducekit.distributed on one GPU: NCCL world size 1 tests, then benchmarks/bench_distributed.py"
+  (cd tests && NCCL_NVLS_ENABLE=0 timeout ${DIST_TIMEOUT:-300} python3 -m pytest -q -p no:cacheprovider -rA -s test_distributed.py 2>&1) \
+    | tee "$OUT/res/distributed_tests.log" | tail -30
+  verdict distributed_tests "${PIPESTATUS[0]}"
+  NCCL_NVLS_ENABLE=0 timeout ${DIST_TIMEOUT:-300} python3 benchmarks/bench_distributed.py --out "$OUT/res/h200" 2>&1 \
+    | tee "$OUT/res/distributed_bench.log" | tail -40
+  verdict distributed_bench "${PIPESTATUS[0]}"
 fi
 if has perf; then
   log "perf tests"

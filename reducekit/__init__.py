@@ -10,6 +10,7 @@
     reducekit.compare("var_mean", [(8192, 4096)], dims=-1)   # your shapes: reducekit vs torch, timed
                                                              # and checked; reducekit.plot draws it
     benchmarks/notebooks/tour.ipynb                          # the tour: strategies, auto, accuracy, ...
+    import reducekit.distributed             # DTensor inputs, and reducekit.distributed.sum(shard, group=...)
 """
 from __future__ import annotations
 
@@ -22,6 +23,12 @@ from .reductions import (all, amax, amin, aminmax, any, argmax, argmin, count_no
                          nanmean, nansum, prod, std, std_mean, var, var_mean)
 
 __version__ = "0.1.0"
+
+# DTensor support (reducekit/distributed.py) registers itself with DTensor on import. Importing
+# torch.distributed.tensor costs about half a second, so reducekit's import does it only when
+# DTensor is loaded already; otherwise `import reducekit.distributed` does.
+if "torch.distributed.tensor" in __import__("sys").modules:
+    from . import distributed  # noqa: F401
 
 
 def benchmark(*args, **kwargs):

@@ -157,7 +157,7 @@ def write_report(out_dir: str, stem: str, rows: list[dict], env: dict, no_contro
 def fault_list() -> dict[str, str]:
     """name -> what it plants, read from csrc/core/faults.h (as setup.py reads it): no build
     is needed to start a campaign."""
-    with open(os.path.join(ROOT, "csrc", "kernels", "faults.h")) as f:
+    with open(os.path.join(ROOT, "csrc", "core", "faults.h")) as f:
         text = f.read()
     return dict(re.findall(r'^\s*X\(\w+, "([a-z0-9_]+)",\s*(?:\\\s*)?"((?:[^"\\]|\\.)*)"', text, flags=re.M))
 

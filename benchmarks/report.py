@@ -385,7 +385,7 @@ def dims_block(run: dict | None, plot: bool = False) -> str:
 # exact: method="exact" against auto, torch.sum and CUB (bench_exact.py)
 EXACT = f"{RESULTS_DIR}/results_exact.json"
 # Planted-fault campaigns of the exact kernels: the limbs' faults, then those of the CUDA-only paths.
-EXACT_FAULTS = (f"{RESULTS_DIR}/faults_exact.json", f"{RESULTS_DIR}/faults_exact_2.json")
+EXACT_FAULTS = (f"{RESULTS_DIR}/faults_exact.json", f"{RESULTS_DIR}/faults_exact_2.json", f"{RESULTS_DIR}/faults_exact_3.json")
 
 
 # ops: every other torch reduction on the engine (bench_ops.py), and its planted-fault campaigns

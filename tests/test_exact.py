@@ -4,7 +4,8 @@ The oracle is exact_ref: the exact rational sum (integer arithmetic) rounded onc
 dtype. Correct rounding implies the bitwise equalities tested here: CPU against CUDA, every
 compiled CUDA configuration and grid, any permutation, and any split into shards combined
 through exact_partial / exact_round. Planted faults exact_drop_carry, exact_truncate and
-exact_spill_low (benchmarks/results/h200/faults.md) must fail these tests.
+exact_spill_low (benchmarks/results/h200/faults.md), and on the binned path exact_bin_shift,
+exact_no_recount and exact_drop_block, must fail these tests.
 """
 import math
 
@@ -114,6 +115,37 @@ def test_permutation_and_shards(device, dtype):
         if device == "cuda":
             mixed = reducekit.exact_partial(x[:1000].cpu()) + reducekit.exact_partial(x[1000:]).cpu()
             assert same_bits(reducekit.exact_round(mixed, dtype), whole.cpu())
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("family", FAMILIES)
+def test_binned_path(family):
+    """float32 rows of 2^22 values and more take the binned path (csrc/cuda/engine/exact.cu): every
+    data family correctly rounded and equal to the CPU's bits, as one row and as rows over dims."""
+    n = 2**22 + 5
+    x = data(family, n, torch.float32, "binned")
+    r = check(x, "cuda")
+    assert same_bits(r.cpu(), reducekit.sum(x, method="exact")), "CPU and CUDA differ"
+    rows = torch.stack([x[: 2**22], x[5:]]).cuda()  # two rows of 2^22: both binned, one launch
+    got = reducekit.sum(rows, 1, method="exact").cpu()
+    assert same_bits(got, reducekit.sum(rows.cpu(), 1, method="exact"))
+
+
+@pytest.mark.cuda
+def test_binned_path_specials():
+    """inf and NaN on the binned path (the blocks holding them read their values again): the sum is
+    torch's class of result (+inf, -inf or NaN) and the CPU's bits; finite values around them do
+    not matter."""
+    base = data("wide", 2**22 + 3, torch.float32, "binned specials")
+    inf = float("inf")
+    for plant, want in [({7: inf}, inf), ({2**21: -inf}, -inf), ({5: inf, 2**22: -inf}, math.nan), ({99: math.nan}, math.nan),
+                        ({0: inf, 1: inf, 2**22 + 2: inf}, inf)]:
+        x = base.clone()
+        for i, v in plant.items():
+            x[i] = v
+        got = reducekit.sum(x.cuda(), method="exact").cpu()
+        assert same_bits(got, reducekit.sum(x, method="exact")), (plant, got.item())
+        assert (math.isnan(want) and math.isnan(got.item())) or got.item() == want, (plant, got.item())
 
 
 @pytest.mark.cuda

@@ -34,8 +34,10 @@ namespace rk {
   X(ExactDropCarry, "exact_drop_carry", "exact: normalizing the limbs loses every negative carry (borrow)") \
   X(ExactTruncate, "exact_truncate", "exact: the final rounding truncates instead of rounding to nearest even") \
   X(ExactSpillLow, "exact_spill_low", "exact: a value spilled into the limbs loses its low 32-bit piece") \
-  X(ExactDropBlock, "exact_drop_block", "exact CUDA: the last block's combine skips the last block's float64 sum") \
+  X(ExactDropBlock, "exact_drop_block", "exact CUDA: the row's last block's partial is lost (its float64 sum; on the binned path its counts)") \
   X(ExactPairMidpoint, "exact_pair_midpoint", "exact CUDA: a spill-free float32 result ignores the pair's error at a midpoint") \
+  X(ExactBinShift, "exact_bin_shift", "exact CUDA binned path: values with an odd significand go one bin up (a wrong unit)") \
+  X(ExactNoRecount, "exact_no_recount", "exact CUDA binned path: a block holding inf or NaN skips the recount (bin 31 stays non-finite, no counts)") \
   X(OpsWrongIdentity, "ops_wrong_identity", "reduction ops: max's identity is 0, not the lowest value (amax pads idle lanes with 0)") \
   X(ArgmaxLastTie, "argmax_last_tie", "argmax/argmin: a tie goes to the later index, not the first") \
   X(WelfordNoCorrection, "welford_no_correction", "var/std: Chan's combine drops the mean-difference term d^2*na*nb/n") \

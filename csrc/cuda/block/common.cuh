@@ -355,12 +355,14 @@ __device__ __forceinline__ void allow_dependent_launch() {
 #endif
 }
 
+// launch_maybe_pdl with `smem` bytes of dynamic shared memory (the kernel's attribute raised
+// beforehand where that is over 48 KiB).
 template <class Kernel, class... Args>
-inline cudaError_t launch_maybe_pdl(Kernel kernel, dim3 grid, dim3 block, cudaStream_t stream, bool pdl, Args... args) {
+inline cudaError_t launch_maybe_pdl_smem(Kernel kernel, dim3 grid, dim3 block, size_t smem, cudaStream_t stream, bool pdl, Args... args) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = block;
-  cfg.dynamicSmemBytes = 0;
+  cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -368,6 +370,11 @@ inline cudaError_t launch_maybe_pdl(Kernel kernel, dim3 grid, dim3 block, cudaSt
   cfg.attrs = attr;
   cfg.numAttrs = pdl ? 1 : 0;
   return cudaLaunchKernelEx(&cfg, kernel, args...);
+}
+
+template <class Kernel, class... Args>
+inline cudaError_t launch_maybe_pdl(Kernel kernel, dim3 grid, dim3 block, cudaStream_t stream, bool pdl, Args... args) {
+  return launch_maybe_pdl_smem(kernel, grid, block, 0, stream, pdl, args...);
 }
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -338,6 +338,209 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) exact_kernel(const In* __
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The binned path: float32 rows at a cost that does not depend on the values.
+//
+// Why it exists: the checked float64 sum above is cheap while its additions stay exact, but data
+// over many exponents (gradients, the whole range) makes nearly every addition inexact and every
+// spill a contended shared-memory atomic: 2x to 63x `auto` (NOTES.md, issue 22). Here every value
+// takes the same few instructions, whatever it is (the budget: NOTES.md, issue 22).
+//  - Bins by exponent (the exponent-indexed float64 bins of the issue's anchors): bin b takes the
+//    values whose biased float32 exponent lies in [8b, 8b + 8). Each is a multiple of the bin's
+//    unit 2^(8b - 150) and below 2^31 units, so a float64 adds 2^22 of them exactly, in any order.
+//  - Each thread owns a column of 32 float64 bins in shared memory ([bin][thread]: no bank
+//    conflict, no atomic, no branch): per float32 value one conversion, one index, one shared
+//    load, add and store.
+//  - A block takes at most 2^22 values, so its column sums are exact; they become int64 counts of
+//    units, which every block adds into the row's 35 int64 accumulators with global atomics
+//    (integers: the order does not matter; below 2^62 for rows under 2^31 values). The last block
+//    of the row reads the exact sum as 32 integers and rounds it once: from a float64 pair when
+//    the bins' sum fits one (round_pair), else through the limbs.
+//  - bfloat16 was tried the same way (float32 sub-bins flushed every 512 values): it ran at half
+//    its memory speed on every data, slower than the checked path on benign data, and float16 and
+//    float64 were not tried; they keep the checked path (NOTES.md, issue 22).
+//  - inf and NaN (exponent 255) land in bin 31 and make it non-finite. A block that sees that
+//    reads its values again, to count them and to add bin 31's finite values without them: the one
+//    cost that depends on the data, a second read of the blocks that hold an inf or a NaN.
+namespace binned {
+constexpr int kBins = 32;
+constexpr int kUnit0 = -150;                            // bin b's unit: 2^(8b + kUnit0)
+constexpr int64_t kMaxBlockValues = int64_t(1) << 22;  // x 2^31 units < 2^53: block sums exact in float64
+constexpr int64_t kMaxRowValues = int64_t(1) << 31;    // x 2^31 units < 2^62: row sums exact in int64
+constexpr int kWords = kBins + exact::kSpecials;        // a block's partial: 32 unit counts, NaN/+inf/-inf counts
+constexpr Format kFmt = exact::kSingleFmt;
+
+// 2^(8b + kUnit0) and its inverse.
+__device__ __forceinline__ double unit(int b) { return __longlong_as_double(static_cast<long long>(1023 + 8 * b + kUnit0) << 52); }
+__device__ __forceinline__ double inv_unit(int b) { return __longlong_as_double(static_cast<long long>(1023 - 8 * b - kUnit0) << 52); }
+
+// A float32 value's bin, from its bits.
+__device__ __forceinline__ int bin_of(uint32_t w) {
+  const int b = static_cast<int>((w >> 26) & 31);
+  return RK_FAULT_IS(ExactBinShift) ? (b + (w & 1)) & 31 : b;  // planted: odd significands one bin up
+}
+
+// Shared memory of a block: its threads' float64 bins.
+template <int BLOCK>
+constexpr size_t smem_bytes() { return size_t(kBins) * BLOCK * 8; }
+
+// Adds the int64 count of units `cnt` of bin b into the limbs of kFmt (shared, atomics).
+__device__ __forceinline__ void count_to_limbs(long long cnt, int b, long long* limbs) {
+  const int q = 8 * b + kUnit0 - kFmt.base;  // >= 10
+  const int k = q >> 5, s = q & 31;
+  const uint64_t lo = static_cast<uint64_t>(cnt) << s;
+  const long long hi = s ? (cnt >> (64 - s)) : (cnt < 0 ? -1 : 0);  // cnt * 2^s = hi * 2^64 + lo
+  auto* l = reinterpret_cast<unsigned long long*>(limbs);
+  if (lo & 0xffffffffu) atomicAdd(l + k, lo & 0xffffffffu);
+  if (lo >> 32) atomicAdd(l + k + 1, lo >> 32);
+  if (hi) atomicAdd(l + k + 2, static_cast<unsigned long long>(hi));
+}
+
+// A sink that only records that a value would have been spilled (the float64 pair did not hold it).
+struct FlagSink {
+  bool hit = false;
+  __device__ __forceinline__ void add(int, int64_t) { hit = true; }
+  __device__ __forceinline__ void special(int) { hit = true; }
+};
+}  // namespace binned
+
+template <class In, int BLOCK, int UNROLL>
+__global__ void __launch_bounds__(BLOCK) binned_kernel(const In* __restrict__ x, ExactParams p) {
+  using namespace binned;
+  static_assert(std::is_same_v<In, float>, "the binned path takes float32");
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ long long s_acc[kWords];  // the block's, then the row's, unit counts and special counts
+  __shared__ long long s_limbs[kFmt.limbs];
+  __shared__ bool is_last;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  double* const all_bins = reinterpret_cast<double*>(smem);  // [kBins][BLOCK]
+  double* const bins = all_bins + tid;                          // this thread's column: bins[b * BLOCK]
+#pragma unroll
+  for (int b = 0; b < kBins; ++b) bins[b * BLOCK] = 0;
+  for (int i = tid; i < kWords; i += BLOCK) s_acc[i] = 0;
+  for (int i = tid; i < kFmt.limbs; i += BLOCK) s_limbs[i] = 0;
+
+  const int64_t row = blockIdx.x / p.bpr;
+  const int part = static_cast<int>(blockIdx.x % p.bpr);
+  grid_dependency_wait();
+  const In* xr = x + row * p.len;
+  const VecSplit<In> sp(xr, p.len);
+  const uint4* __restrict__ body = reinterpret_cast<const uint4*>(xr + sp.head);
+  constexpr int64_t kStep = static_cast<int64_t>(BLOCK) * UNROLL;
+  const int64_t sweep = static_cast<int64_t>(p.bpr) * kStep;
+  const int64_t full_end = sp.nvec / sweep * sweep;
+  const int64_t gtid = static_cast<int64_t>(part) * BLOCK + tid;
+
+  // This thread's values, once each, as float32 bits: on_bits(w) for each.
+  auto walk = [&](auto&& on_bits) {
+    auto on_vec = [&](const uint4& v) { on_bits(v.x), on_bits(v.y), on_bits(v.z), on_bits(v.w); };
+    auto scalar_bits = [&](int64_t i) -> uint32_t { return __float_as_uint(xr[i]); };
+    for (int64_t i = part * kStep + tid; i < full_end; i += sweep) {
+      uint4 r[UNROLL];
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) r[u] = __ldg(body + i + u * BLOCK);
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) on_vec(r[u]);
+    }
+    for (int64_t i = full_end + part * kStep + tid; i < sp.nvec; i += sweep) {  // at most once
+      uint4 r[UNROLL];
+      bool ok[UNROLL];
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        ok[u] = i + u * BLOCK < sp.nvec;
+        if (ok[u]) r[u] = __ldg(body + i + u * BLOCK);
+      }
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u)
+        if (ok[u]) on_vec(r[u]);
+    }
+    if (gtid < sp.head) on_bits(scalar_bits(gtid));
+    if (gtid < sp.tail) on_bits(scalar_bits(p.len - sp.tail + gtid));
+  };
+
+  walk([&](uint32_t w) { bins[bin_of(w) * BLOCK] += static_cast<double>(__uint_as_float(w)); });
+  allow_dependent_launch();
+
+  // inf or NaN made bin 31 non-finite somewhere in the block: count them and redo bin 31 without.
+  if (__syncthreads_or(!isfinite(bins[31 * BLOCK])) && !RK_FAULT_IS(ExactNoRecount)) {  // planted: no recount
+    bins[31 * BLOCK] = 0;
+    walk([&](uint32_t w) {
+      const uint32_t e = (w >> 23) & 0xff;
+      if (e == 0xff) {
+        atomicAdd(reinterpret_cast<unsigned long long*>(s_acc + kBins + ((w & 0x7fffff) ? 0 : (w >> 31) ? 2 : 1)), 1ull);
+      } else if (e >> 3 == 31) {
+        bins[31 * BLOCK] += static_cast<double>(__uint_as_float(w));
+      }
+    });
+    __syncthreads();
+  }
+  // The block's column sums (exact: at most 2^22 values), as counts of units.
+  for (int b = warp; b < kBins; b += BLOCK / 32) {
+    double s = 0;
+#pragma unroll
+    for (int k = 0; k < BLOCK / 32; ++k) s += all_bins[b * BLOCK + 32 * k + lane];
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
+    if (lane == 0) s_acc[b] = __double2ll_rn(s * inv_unit(b));
+  }
+  __syncthreads();
+
+  if (p.bpr > 1) {
+    // The block's counts, added into the row's kWords int64 accumulators (zeroed before the launch)
+    // by global atomics: integer adds, so the order does not matter, and no block merges the others.
+    long long* const racc = p.part_l + row * kWords;
+    const bool drop = RK_FAULT_IS(ExactDropBlock) && part == p.bpr - 1;  // planted: the last block's partial is lost
+    for (int i = tid; i < kWords; i += BLOCK)
+      if (s_acc[i] && !drop) atomicAdd(reinterpret_cast<unsigned long long*>(racc + i), static_cast<unsigned long long>(s_acc[i]));
+    __threadfence();  // these threads' words, before thread 0's ticket below
+    __syncthreads();
+    if (tid == 0) is_last = arrive_last(p.counters + (p.rows == 1 ? 0 : row), static_cast<unsigned>(p.bpr));
+    __syncthreads();
+    if (!is_last) return;  // thread 0's acquire and the barrier order the reads below
+    for (int i = tid; i < kWords; i += BLOCK) s_acc[i] = __ldcg(racc + i);
+    __syncthreads();
+    if (tid == 0) p.counters[p.rows == 1 ? 0 : row] = 0;  // ready for the next launch
+  }
+  if (warp != 0) return;
+
+  // The row's exact sum is sum_b s_acc[b] * 2^(8b + kUnit0) (lane b holds bin b), or a special.
+  const long long cnt = s_acc[lane];
+  const bool special = s_acc[kBins] != 0 || s_acc[kBins + 1] != 0 || s_acc[kBins + 2] != 0;
+  if (!p.words && !special) {
+    // Fast: lane b's count as an exact float64 pair (|cnt| < 2^62), the 32 pairs merged with the
+    // checked additions of Acc1; if none would have spilled, the pair holds the exact sum.
+    exact::Acc1 a;
+    const double hi = static_cast<double>(cnt);
+    a.s = hi * unit(lane);
+    a.lo = static_cast<double>(cnt - static_cast<long long>(hi)) * unit(lane);
+    FlagSink fs;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+      const exact::Acc1 o = shfl_down(a, off);
+      if (lane < off) a.merge(o, kFmt, fs);
+    }
+    const bool whole = !__any_sync(0xffffffffu, fs.hit);
+    bool done = false;
+    if (lane == 0 && whole) done = round_pair(a, p.o, p.out, row);
+    if (__shfl_sync(0xffffffffu, done, 0)) return;
+  }
+  count_to_limbs(cnt, lane, s_limbs);
+  __syncwarp();
+  if (lane != 0) return;
+  auto* limbs = reinterpret_cast<int64_t*>(s_limbs);
+  const int64_t sp3[exact::kSpecials] = {s_acc[kBins], s_acc[kBins + 1], s_acc[kBins + 2]};
+  if (p.words) {
+    exact::to_universal(limbs, kFmt, sp3, static_cast<int64_t*>(p.out) + row * exact::kExactWords);
+    return;
+  }
+  const uint64_t bits = exact::round_limbs(limbs, kFmt.limbs, kFmt.base, sp3, p.o);
+  switch (exact::spec(p.o).bits) {
+    case 16: static_cast<uint16_t*>(p.out)[row] = static_cast<uint16_t>(bits); break;
+    case 32: static_cast<uint32_t*>(p.out)[row] = static_cast<uint32_t>(bits); break;
+    default: static_cast<uint64_t*>(p.out)[row] = bits; break;
+  }
+}
+
 // Rounds rows of shard words (exact_round): one thread per row.
 __global__ void exact_round_kernel(const int64_t* __restrict__ w, int64_t rows, void* out, exact::OutFmt o) {
   const int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -355,86 +558,140 @@ __global__ void exact_round_kernel(const int64_t* __restrict__ w, int64_t rows, 
 // Compiled (block, unroll) configurations; the first is the default.
 #define RK_EXACT_CONFIGS(X) X(256, 4) X(512, 2) X(128, 4) X(256, 2) X(64, 4)
 
-template <class In, int BLOCK, int UNROLL>
+template <class In>
+inline constexpr bool kBinnable = std::is_same_v<In, float>;
+
+// The kernel of a path (false: the checked float64 sums, true: the bins) and its dynamic shared
+// memory; the attribute is raised once where it is over the default 48 KiB.
+template <class In, int BLOCK, int UNROLL, bool BINNED>
+auto kernel_of() {
+  if constexpr (BINNED) return binned_kernel<In, BLOCK, UNROLL>;
+  else return exact_kernel<In, BLOCK, UNROLL>;
+}
+template <class In, int BLOCK, int UNROLL, bool BINNED>
+size_t smem_of() {
+  if constexpr (BINNED) {
+    static const size_t v = [] {
+      const size_t b = binned::smem_bytes<BLOCK>();
+      cudaFuncSetAttribute(binned_kernel<In, BLOCK, UNROLL>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(b));
+      return b;
+    }();
+    return v;
+  } else {
+    return 0;
+  }
+}
+
+template <class In, int BLOCK, int UNROLL, bool BINNED>
 int exact_blocks_per_sm() {
   static const int v = [] {
     int b = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, exact_kernel<In, BLOCK, UNROLL>, BLOCK, 0) != cudaSuccess || b < 1) b = 1;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel_of<In, BLOCK, UNROLL, BINNED>(), BLOCK, smem_of<In, BLOCK, UNROLL, BINNED>()) !=
+            cudaSuccess || b < 1)
+      b = 1;
     return b;
   }();
   return v;
 }
 
-template <class In, int BLOCK, int UNROLL>
+template <class In, int BLOCK, int UNROLL, bool BINNED>
 int plan_bpr(const ExactArgs& a) {
-  if (a.tuning.exact_bpr > 0) return a.tuning.exact_bpr;
-  const int64_t wave = static_cast<int64_t>(a.num_sms) * exact_blocks_per_sm<In, BLOCK, UNROLL>();
+  const int64_t wave = static_cast<int64_t>(a.num_sms) * exact_blocks_per_sm<In, BLOCK, UNROLL, BINNED>();
   const int64_t vecs = ceil_div(a.len, 16 / static_cast<int64_t>(sizeof(In)));
   const int64_t needed = std::max<int64_t>(1, ceil_div(vecs, static_cast<int64_t>(BLOCK) * UNROLL));
   const int64_t per_row = std::max<int64_t>(1, wave / a.rows);
-  return static_cast<int>(std::min<int64_t>({needed, per_row, 1 << 20}));
+  int64_t bpr = a.tuning.exact_bpr > 0 ? a.tuning.exact_bpr : std::min<int64_t>({needed, per_row, 1 << 20});
+  if constexpr (BINNED) bpr = std::max<int64_t>(bpr, ceil_div(a.len, binned::kMaxBlockValues));  // exactness, not speed
+  return static_cast<int>(bpr);
 }
 
-template <class In, int BLOCK, int UNROLL>
+template <class In, int BLOCK, int UNROLL, bool BINNED>
 size_t workspace(const ExactArgs& a) {
-  const int64_t bpr = plan_bpr<In, BLOCK, UNROLL>(a);
+  const int64_t bpr = plan_bpr<In, BLOCK, UNROLL, BINNED>(a);
   if (bpr == 1) return 0;
-  const int64_t blocks = a.rows * bpr;
-  const int L = ExactTraits<In>::kFmt.limbs;
-  return align256(blocks * 16) + align256(blocks * 4) + align256(blocks * (L + exact::kSpecials) * 8) + align256(a.rows * 4);
+  if constexpr (BINNED) {
+    return align256(a.rows * binned::kWords * 8 + a.rows * 4);  // the rows' accumulators, then their tickets
+  } else {
+    const int64_t blocks = a.rows * bpr;
+    const int L = ExactTraits<In>::kFmt.limbs;
+    return align256(blocks * 16) + align256(blocks * 4) + align256(blocks * (L + exact::kSpecials) * 8) + align256(a.rows * 4);
+  }
 }
 
-template <class In, int BLOCK, int UNROLL>
+template <class In, int BLOCK, int UNROLL, bool BINNED>
 cudaError_t run(const ExactArgs& a) {
   ExactParams p{};
   bool memset_used = false;
   p.rows = a.rows;
   p.len = a.len;
-  p.bpr = plan_bpr<In, BLOCK, UNROLL>(a);
+  p.bpr = plan_bpr<In, BLOCK, UNROLL, BINNED>(a);
   p.out = a.out;
   p.o = a.out_fmt;
   p.words = a.words;
   if (p.bpr > 1) {
     const int64_t blocks = a.rows * p.bpr;
-    const int L = ExactTraits<In>::kFmt.limbs;
     char* w = static_cast<char*>(a.workspace);
     if (!w) return cudaErrorInvalidValue;
-    p.part_d = reinterpret_cast<double*>(w);
-    w += align256(blocks * 16);
-    p.part_flag = reinterpret_cast<int*>(w);
-    w += align256(blocks * 4);
-    p.part_l = reinterpret_cast<long long*>(w);
-    w += align256(blocks * (L + exact::kSpecials) * 8);
-    if (a.rows == 1 && a.counter) {
-      p.counters = a.counter;  // the stream's self-resetting counter: no memset, one launch
-    } else {
-      p.counters = reinterpret_cast<unsigned*>(w);
-      if (const cudaError_t e = cudaMemsetAsync(p.counters, 0, a.rows * 4, a.stream); e != cudaSuccess) return e;
+    if constexpr (BINNED) {  // the rows' accumulators and tickets, zeroed by one memset
+      p.part_l = reinterpret_cast<long long*>(w);
+      p.counters = reinterpret_cast<unsigned*>(w + a.rows * binned::kWords * 8);
+      if (const cudaError_t e = cudaMemsetAsync(w, 0, a.rows * (binned::kWords * 8 + 4), a.stream); e != cudaSuccess) return e;
       memset_used = true;
+    } else {
+      const int L = ExactTraits<In>::kFmt.limbs;
+      p.part_d = reinterpret_cast<double*>(w);
+      w += align256(blocks * 16);
+      p.part_flag = reinterpret_cast<int*>(w);
+      w += align256(blocks * 4);
+      p.part_l = reinterpret_cast<long long*>(w);
+      w += align256(blocks * (L + exact::kSpecials) * 8);
+      if (a.rows == 1 && a.counter) {
+        p.counters = a.counter;  // the stream's self-resetting counter: no memset, one launch
+      } else {
+        p.counters = reinterpret_cast<unsigned*>(w);
+        if (const cudaError_t e = cudaMemsetAsync(p.counters, 0, a.rows * 4, a.stream); e != cudaSuccess) return e;
+        memset_used = true;
+      }
     }
   }
   const int64_t grid = a.rows * p.bpr;
   if (grid > 0x7fffffff) return cudaErrorInvalidConfiguration;
-  return launch_maybe_pdl(exact_kernel<In, BLOCK, UNROLL>, dim3(static_cast<unsigned>(grid)), dim3(BLOCK), a.stream,
-                          a.pdl && a.cc >= 90 && !memset_used, static_cast<const In*>(a.in), p);
+  return launch_maybe_pdl_smem(kernel_of<In, BLOCK, UNROLL, BINNED>(), dim3(static_cast<unsigned>(grid)), dim3(BLOCK),
+                               smem_of<In, BLOCK, UNROLL, BINNED>(), a.stream, a.pdl && a.cc >= 90 && !memset_used,
+                               static_cast<const In*>(a.in), p);
 }
 
+// f(block, unroll, In{}, binned) with compile-time constants: the binned path for float32 rows of
+// kExactBinnedMinValues to kMaxRowValues values (its compiled configurations: RK_BINNED_CONFIGS,
+// which a forced configuration takes at any length), the checked float64 sums for the other
+// dtypes, shorter and longer rows, and the other forced configurations.
+#define RK_BINNED_CONFIGS(X) X(128, 4) X(64, 4)
 template <class F>
 cudaError_t with_config(const ExactArgs& a, F&& f) {
   int block = a.tuning.exact_block, unroll = a.tuning.exact_unroll;
-  if (block == 0) {
-    // Rows shorter than a block's worth of vectors take smaller blocks.
-    block = 256;
-    unroll = 4;
-    if (a.rows > 1) {
-      const int64_t vecs = ceil_div(a.len * dtype_bytes(a.dtype), 16);
-      if (vecs <= 64 * 4) block = 64; else if (vecs <= 128 * 4) block = 128;
-    }
-  }
+  const bool forced = block != 0;
   auto go = [&](auto t) -> cudaError_t {
     using In = typename decltype(t)::In;
+    if constexpr (kBinnable<In>) {
+      if (a.len <= binned::kMaxRowValues && (forced || a.len >= kExactBinnedMinValues)) {
+        const int bb = forced ? block : kExactBinnedBlock, bu = forced ? unroll : kExactBinnedUnroll;
+#define RK_BINNED_CASE(B, U) \
+        if (bb == B && bu == U) return f(std::integral_constant<int, B>{}, std::integral_constant<int, U>{}, In{}, std::true_type{});
+        RK_BINNED_CONFIGS(RK_BINNED_CASE)
+#undef RK_BINNED_CASE
+      }
+    }
+    if (!forced) {
+      // Rows shorter than a block's worth of vectors take smaller blocks.
+      block = 256;
+      unroll = 4;
+      if (a.rows > 1) {
+        const int64_t vecs = ceil_div(a.len * dtype_bytes(a.dtype), 16);
+        if (vecs <= 64 * 4) block = 64; else if (vecs <= 128 * 4) block = 128;
+      }
+    }
 #define RK_EXACT_CASE(B, U) \
-    if (block == B && unroll == U) return f(std::integral_constant<int, B>{}, std::integral_constant<int, U>{}, In{});
+    if (block == B && unroll == U) return f(std::integral_constant<int, B>{}, std::integral_constant<int, U>{}, In{}, std::false_type{});
     RK_EXACT_CONFIGS(RK_EXACT_CASE)
 #undef RK_EXACT_CASE
     return cudaErrorInvalidValue;
@@ -460,8 +717,8 @@ bool exact_config_supported(int block, int unroll) {
 
 size_t exact_workspace(const ExactArgs& a) {
   size_t bytes = 0;
-  with_config(a, [&](auto B, auto U, auto in) {
-    bytes = workspace<decltype(in), decltype(B)::value, decltype(U)::value>(a);
+  with_config(a, [&](auto B, auto U, auto in, auto binned) {
+    bytes = workspace<decltype(in), decltype(B)::value, decltype(U)::value, decltype(binned)::value>(a);
     return cudaSuccess;
   });
   return bytes;
@@ -469,7 +726,9 @@ size_t exact_workspace(const ExactArgs& a) {
 
 cudaError_t exact_launch(const ExactArgs& a) {
   if (a.rows <= 0 || a.len <= 0) return cudaErrorInvalidValue;
-  return with_config(a, [&](auto B, auto U, auto in) { return run<decltype(in), decltype(B)::value, decltype(U)::value>(a); });
+  return with_config(a, [&](auto B, auto U, auto in, auto binned) {
+    return run<decltype(in), decltype(B)::value, decltype(U)::value, decltype(binned)::value>(a);
+  });
 }
 
 cudaError_t exact_round_launch(const int64_t* words, int64_t rows, void* out, exact::OutFmt o, cudaStream_t stream) {

@@ -86,13 +86,12 @@ at::Tensor reduce_gallery(const at::Tensor& self, red::OpKind op, at::OptionalIn
                           std::optional<at::ScalarType> dtype, Method m, const Backend& be);
 
 // Every other torch reduction (torch/reduce.cpp): the outputs of reducekit::reduce.
-// A quantized input to reducekit::reduce: torch's exception for the op (its dtype checks first
-// for nanmean and logsumexp: RuntimeError; NotImplementedError otherwise). Always throws.
-[[noreturn]] void reduce_reject_quantized(const at::Tensor& self, c10::string_view op);
-
 std::vector<at::Tensor> reduce_impl(const at::Tensor& self, c10::string_view op, at::OptionalIntArrayRef dim, bool keepdim,
                                     std::optional<at::ScalarType> dtype, double ord, double correction, c10::string_view method,
                                     const Backend& be);
+// A quantized input to reducekit::reduce: torch's exception for the op (its dtype checks first
+// for nanmean and logsumexp: RuntimeError; NotImplementedError otherwise). Always throws.
+[[noreturn]] void reduce_reject_quantized(const at::Tensor& self, c10::string_view op);
 
 // The final rounding's format for a float dtype.
 exact::OutFmt out_fmt(at::ScalarType t);

@@ -47,6 +47,7 @@ world size left (29 bits at W = 4), and a group of more than 2^31 ranks is refus
 from __future__ import annotations
 
 import builtins
+import hashlib
 import math
 import warnings
 
@@ -58,8 +59,11 @@ from . import reductions as _red
 
 EXACT_MAX_PARTIALS: int = (2**63 - 1) // (2**32 - 1)  # 2^31: partial words that add without overflow
 MAX_DIMS = 64
+SLOT_WORDS = 512  # 8-byte words per rank in a plain call's collective: see _Call.exchange
+_PIECES = 8  # 16-bit pieces of the 128-bit fingerprint that checks the ranks against each other
 _I64_MIN = -(2**63)
 _I64_MAX = 2**63 - 1
+_MEAN_ACC = {torch.complex64: torch.complex128, torch.complex128: torch.complex128}  # mean's partial sums
 
 __all__ = ["sum", "mean", "amax", "amin", "vector_norm", "var_mean", "logsumexp", "argmax", "count_nonzero",
            "exact_headroom", "check_exact_headroom", "EXACT_MAX_PARTIALS"]
@@ -91,15 +95,6 @@ def check_exact_headroom(partials: int, where: str = "sum") -> None:
 # The combines: one collective of the small partial over one process group.
 
 
-def _all_reduce(t: torch.Tensor, op, group) -> torch.Tensor:
-    if t.dtype == torch.bool:
-        u = t.to(torch.uint8)
-        dist.all_reduce(u, op=op, group=group)
-        return u.to(torch.bool)
-    dist.all_reduce(t, op=op, group=group)
-    return t
-
-
 def _all_gather(t: torch.Tensor, group) -> torch.Tensor:
     """[W, *t.shape]: every rank's t, in rank order."""
     w = dist.get_world_size(group)
@@ -111,19 +106,6 @@ def _all_gather(t: torch.Tensor, group) -> torch.Tensor:
 
 # torch 2.13 renamed all_gather_into_tensor (which warns now) to all_gather_single.
 _gather_single = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
-
-
-def _combine_extreme(r: torch.Tensor, op, group) -> torch.Tensor:
-    """All-reduce MAX or MIN, NaN propagating whatever the backend does with NaN: the NaN flags
-    travel in the same buffer (MAX of 0/1 flags, MIN of 0/-1)."""
-    if not r.dtype.is_floating_point:
-        return _all_reduce(r, op, group)
-    flag = r.isnan().to(r.dtype)
-    if op == dist.ReduceOp.MIN:
-        flag = -flag
-    buf = torch.stack([torch.nan_to_num(r, nan=0.0), flag])
-    dist.all_reduce(buf, op=op, group=group)
-    return torch.where(buf[1] != 0, torch.full_like(buf[0], math.nan), buf[0])
 
 
 def _log_add(g: torch.Tensor) -> torch.Tensor:
@@ -220,10 +202,12 @@ def _norm_dims(name: str, dim, ndim: int) -> list[int]:
     return sorted(out)
 
 
-class _Setup:
-    """A call's ranks and shapes: the shape all-gather and its checks."""
+class _Call:
+    """One call of the plain API: its checks of the local arguments, then `exchange`, the call's one
+    collective, which carries the partial together with the words that check the ranks against
+    each other (their shards' shapes outside shard_dim, their arguments, their counts)."""
 
-    def __init__(self, name: str, local: torch.Tensor, dim, group, shard_dim: int):
+    def __init__(self, name: str, local: torch.Tensor, dim, group, shard_dim: int, args=()):
         if not isinstance(local, torch.Tensor):
             raise TypeError(f"reducekit.distributed.{name}: local_shard must be a torch.Tensor, got {type(local).__name__}")
         self.world, self.rank = _check_initialized(name, group)
@@ -239,35 +223,132 @@ class _Setup:
             raise ValueError(f"reducekit.distributed.{name}: dim={dim!r} does not reduce shard_dim={shard_dim}, so each "
                              f"rank's result is its own slice of the answer and needs no collective: call "
                              f"reducekit.{name} on the local shard, or pass the shard_dim= the shards are split along")
-        meta = torch.zeros(1 + MAX_DIMS, dtype=torch.int64, device=local.device)
-        meta[0] = nd
-        meta[1:1 + nd] = torch.tensor(local.shape, dtype=torch.int64)
-        rows = _all_gather(meta, group).tolist()
-        self.shapes = [tuple(r[1:1 + r[0]]) for r in rows]
-        mine = tuple(local.shape)
-        for r, s in enumerate(self.shapes):
-            if len(s) != nd or any(a != b for i, (a, b) in enumerate(zip(s, mine)) if i != self.shard_dim):
-                raise ValueError(f"reducekit.distributed.{name}: local shard shapes differ across ranks outside "
-                                 f"shard_dim={self.shard_dim}: rank {self.rank} has {list(mine)}, rank {r} has {list(s)}; "
-                                 f"every rank's shard must match the full tensor in every dim but shard_dim (torch.cat of "
-                                 f"the shards along shard_dim must be valid)")
-        self.sizes = [s[self.shard_dim] for s in self.shapes]  # along shard_dim, per rank
-        self.offset = builtins.sum(self.sizes[:self.rank])
-        self.full_shape = list(mine)
-        self.full_shape[self.shard_dim] = builtins.sum(self.sizes)
-        per = math.prod(mine[d] for d in self.dims if d != self.shard_dim)
-        self.counts = [per * n for n in self.sizes]  # reduced elements per output, per rank
-        self.group = group
+        self.name, self.local, self.group = name, local, group
+        self.n_local = math.prod(local.shape[d] for d in self.dims)  # reduced elements per output, this rank
+        masked = list(local.shape)
+        masked[self.shard_dim] = -1
+        self.args = (name, self.shard_dim, tuple(self.dims), str(local.dtype), repr(args))
+        self.fp = _fingerprint((nd, tuple(masked)) + self.args)
+        # filled by exchange: sum, the global count; max and min, whether any rank has a value;
+        # gather, each rank's size along shard_dim and count
+        self.total = self.any = None
+        self.sizes = self.counts = None
 
-    @property
-    def total(self) -> int:
-        return builtins.sum(self.counts)
+    def _header(self, kind: str) -> list[int]:
+        p = self.fp
+        if kind == "sum":  # W, sum of counts; per piece its sum and its square's sum
+            return [1, self.n_local] + p + [v * v for v in p]
+        if kind == "max":  # the largest count; per piece its largest and its smallest (negated)
+            return [self.n_local] + p + [-v for v in p]
+        if kind == "min":
+            return [-self.n_local] + p + [-v for v in p]
+        return [self.local.shape[self.shard_dim], self.n_local] + p  # gather: every rank's own row
+
+    def exchange(self, kind: str, payload: torch.Tensor) -> torch.Tensor:
+        """The call's collective of `payload` (float64 or int64 words): kind "sum", "max" or "min",
+        an all-reduce (returns the combined words, 1-D); "gather", an all-gather (returns [W, words],
+        in rank order). One collective of SLOT_WORDS words when the header and the payload fit in it,
+        else a second one of the rest, made only once the first has shown every rank agrees."""
+        hdr = self._header(kind)
+        h = len(hdr)
+        flat = payload.reshape(-1)
+        first = flat.new_zeros(SLOT_WORDS)
+        first[:h] = torch.tensor(hdr, dtype=flat.dtype)
+        k = min(SLOT_WORDS - h, flat.numel())
+        first[h:h + k] = flat[:k]
+        got = self._collective(kind, first)
+        self._check(kind, got[..., :h].tolist())
+        part = got[..., h:h + k]
+        if flat.numel() > k:  # shapes agree (checked above), so every rank sends a rest of this size
+            part = torch.cat([part, self._collective(kind, flat[k:].contiguous())], -1)
+        return part
+
+    def _collective(self, kind: str, buf: torch.Tensor) -> torch.Tensor:
+        if kind == "gather":
+            return _all_gather(buf, self.group)
+        op = {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "min": dist.ReduceOp.MIN}[kind]
+        dist.all_reduce(buf, op=op, group=self.group)
+        return buf
+
+    def _check(self, kind: str, head) -> None:
+        n = _PIECES
+        if kind == "gather":
+            rows = [[_word(v) for v in r] for r in head]
+            ok = all(r[2:] == rows[0][2:] for r in rows)
+            self.sizes, self.counts = [r[0] for r in rows], [r[1] for r in rows]
+            self.total = builtins.sum(self.counts)
+        else:
+            w = [_word(v) for v in head]
+            if kind == "sum":
+                ok = w[0] == self.world and all(self.world * w[2 + n + i] == w[2 + i] ** 2 for i in range(n))
+                self.total = w[1]
+            else:  # the largest and the smallest of every piece are equal
+                ok = all(w[1 + i] == -w[1 + n + i] for i in range(n))
+                self.any = (w[0] if kind == "max" else -w[0]) > 0
+        if not ok:
+            self._mismatch()
+        if self.any is None:
+            self.any = self.total > 0
+
+    def _mismatch(self):
+        """Every rank saw the same combined header, so every rank comes here: one all-gather of
+        the shapes and arguments names what differs, and every rank raises."""
+        row = torch.zeros(2 + MAX_DIMS, dtype=torch.int64, device=self.local.device)
+        row[0] = self.local.dim()
+        a, b, c = _fingerprint(self.args, pieces=3)
+        row[1] = a << 32 | b << 16 | c
+        row[2:2 + self.local.dim()] = torch.tensor(self.local.shape, dtype=torch.int64)
+        rows = _all_gather(row, self.group).tolist()
+        mine = list(self.local.shape)
+        for r, w in enumerate(rows):
+            s = w[2:2 + w[0]]
+            if len(s) != len(mine) or any(a != b for i, (a, b) in enumerate(zip(s, mine)) if i != self.shard_dim):
+                raise ValueError(f"reducekit.distributed.{self.name}: local shard shapes differ across ranks outside "
+                                 f"shard_dim={self.shard_dim}: rank {self.rank} has {mine}, rank {r} has {s}; every "
+                                 f"rank's shard must match the full tensor in every dim but shard_dim (torch.cat of the "
+                                 f"shards along shard_dim must be valid)")
+        odd = [r for r, w in enumerate(rows) if w[1] != rows[self.rank][1]]
+        raise ValueError(f"reducekit.distributed.{self.name}: the call differs across ranks: rank {self.rank} and rank "
+                         f"{odd[0] if odd else '?'} pass different arguments (dim, keepdim, dtype, method, ord, correction, "
+                         f"shard_dim) or shards of different dtypes; call it with the same arguments on every rank of "
+                         f"the group")
+
+    def empty_error(self):
+        """torch's error for a reduction over nothing: every rank's part of it is empty."""
+        zero = [d for d in self.dims if d != self.shard_dim and self.local.shape[d] == 0]
+        d = zero[0] if zero else self.shard_dim
+        where = "" if zero else ": every rank's shard is empty along it"
+        raise IndexError(f"reducekit.distributed.{self.name}: Expected reduction dim {d} to have non-zero size{where} "
+                         f"(shard shape {list(self.local.shape)}); {self.name} of nothing has no value")
 
 
-def _empty_error(name: str, s: _Setup):
-    raise IndexError(f"reducekit.distributed.{name}: Expected reduction dim {s.shard_dim} to have non-zero size: every "
-                     f"rank's shard is empty along it (the full tensor has shape {s.full_shape}); {name} of nothing has no "
-                     f"value")
+def _fingerprint(parts, pieces: int = 0) -> list[int]:
+    """16-bit pieces of a 128-bit hash of `parts` (a repr): two ranks agree on every piece only
+    when their parts are equal (but with probability 2^-128)."""
+    n = pieces or _PIECES
+    d = hashlib.blake2b(repr(parts).encode(), digest_size=2 * n).digest()
+    return [int.from_bytes(d[2 * i:2 * i + 2], "little") for i in range(n)]
+
+
+def _word(v) -> int:
+    """A header word read back from a float64 or int64 buffer (integers below 2^53: exact)."""
+    return int(v) if isinstance(v, int) or v == v and abs(v) != math.inf else -1
+
+
+def _words_of(r: torch.Tensor) -> torch.Tensor:
+    """A result as words of the sum's buffer: int64 for integers and bool, float64 for floats,
+    complex as (real, imaginary) float64 pairs."""
+    if r.is_complex():
+        return torch.view_as_real(r.to(torch.complex128)).reshape(-1)
+    if r.dtype.is_floating_point:
+        return r.double().reshape(-1)
+    return r.to(torch.int64).reshape(-1)
+
+
+def _from_words(w: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    if like.is_complex():
+        return torch.view_as_complex(w.reshape(*like.shape, 2)).to(like.dtype)
+    return w.reshape(like.shape).to(like.dtype)
 
 
 def _out_like(local: torch.Tensor, dims: list[int], keepdim: bool, fill, dtype) -> torch.Tensor:
@@ -279,44 +360,54 @@ def _out_like(local: torch.Tensor, dims: list[int], keepdim: bool, fill, dtype) 
 def sum(local_shard: torch.Tensor, dim=None, keepdim: bool = False, *, dtype: torch.dtype | None = None,  # noqa: A001
         method: str = "auto", group=None, shard_dim: int = 0) -> torch.Tensor:
     """reducekit.sum of the full tensor (the ranks' shards concatenated along shard_dim), on every
-    rank: the local sum, then one all-reduce SUM of it. method="exact": the local exact_partial
-    words, one all-reduce SUM of the integers, one exact_round: the bits of
-    reducekit.sum(full, method="exact"), whatever the world size and the split."""
-    s = _Setup("sum", local_shard, dim, group, shard_dim)
+    rank: the local sum, then one all-reduce SUM of it (float results in float64, rounded once).
+    method="exact": the local exact_partial words, one all-reduce SUM of the integers, one
+    exact_round: the bits of reducekit.sum(full, method="exact"), whatever the world size and the
+    split."""
+    s = _Call("sum", local_shard, dim, group, shard_dim, (keepdim, dtype, method))
     if method == "exact":
         check_exact_headroom(s.world, "sum")
         words = _ops.exact_partial(local_shard, s.dims, keepdim)
-        dist.all_reduce(words, op=dist.ReduceOp.SUM, group=group)
+        words = s.exchange("sum", words).reshape(words.shape)
         return _ops.exact_round(words, dtype if dtype is not None else local_shard.dtype)
     r = _ops.sum(local_shard, s.dims, keepdim, dtype=dtype, method=method)
-    return _all_reduce(r, dist.ReduceOp.SUM, group)
-
-
-_MEAN_ACC = {torch.complex64: torch.complex128, torch.complex128: torch.complex128}
+    return _from_words(s.exchange("sum", _words_of(r)), r)
 
 
 def mean(local_shard: torch.Tensor, dim=None, keepdim: bool = False, *, dtype: torch.dtype | None = None,
          group=None, shard_dim: int = 0) -> torch.Tensor:
     """reducekit.mean of the full tensor: each rank's mean times its count, one all-reduce SUM in
-    float64 (complex128), divided once by the global count, rounded once."""
-    s = _Setup("mean", local_shard, dim, group, shard_dim)
+    float64 (complex as float64 pairs) beside the counts, divided once by the global count, rounded
+    once."""
+    s = _Call("mean", local_shard, dim, group, shard_dim, (keepdim, dtype))
     m = _red.mean(local_shard, s.dims, keepdim, dtype=dtype)
-    acc = _MEAN_ACC.get(m.dtype, torch.float64)
-    n = s.counts[s.rank]
-    part = m.to(acc) * n if n else torch.zeros(m.shape, dtype=acc, device=m.device)
-    dist.all_reduce(part, op=dist.ReduceOp.SUM, group=group)
-    return (part / s.total).to(m.dtype)
+    part = _words_of(m) * s.n_local if s.n_local else _words_of(torch.zeros_like(m))
+    tot = s.exchange("sum", part)
+    return _from_words(tot / s.total, m)
 
 
-def _extreme(name: str, op, local: torch.Tensor, dim, keepdim: bool, group, shard_dim: int, f, identity):
-    s = _Setup(name, local, dim, group, shard_dim)
-    if s.total == 0:
-        _empty_error(name, s)
-    if s.counts[s.rank]:
-        r = f(local, s.dims, keepdim)
+def _extreme(name: str, largest: bool, local: torch.Tensor, dim, keepdim: bool, group, shard_dim: int, f, identity,
+             args=()):
+    """amax, amin, vector_norm(+-inf): the local extreme (the identity on an empty shard), one
+    all-reduce MAX or MIN. Floats travel as float64 beside a NaN flag per output (MAX of 0/1, MIN
+    of 0/-1), so that NaN propagates whatever the backend does with NaN."""
+    s = _Call(name, local, dim, group, shard_dim, (keepdim,) + tuple(args))
+    r = f(local, s.dims, keepdim) if s.n_local else None
+    if r is None:
+        ref = f(torch.ones((1,) * local.dim(), dtype=local.dtype, device=local.device), s.dims, keepdim)
+        r = _out_like(local, s.dims, keepdim, identity(ref.dtype), ref.dtype)
+    kind = "max" if largest else "min"
+    if r.dtype.is_floating_point:
+        nan = r.isnan()
+        flag = nan.double() if largest else -nan.double()
+        got = s.exchange(kind, torch.cat([torch.where(nan, 0.0, r.double()).reshape(-1), flag.reshape(-1)]))
+        val, flag = got.chunk(2)
+        out = torch.where(flag != 0, math.nan, val).reshape(r.shape).to(r.dtype)
     else:
-        r = _out_like(local, s.dims, keepdim, identity(local.dtype), local.dtype)
-    return _combine_extreme(r, op, group)
+        out = _from_words(s.exchange(kind, _words_of(r)), r)
+    if not s.any:
+        s.empty_error()
+    return out
 
 
 def _lowest(dtype):
@@ -333,20 +424,19 @@ def _highest(dtype):
 
 def amax(local_shard: torch.Tensor, dim=(), keepdim: bool = False, *, group=None, shard_dim: int = 0) -> torch.Tensor:
     """reducekit.amax of the full tensor: the local amax, one all-reduce MAX (NaN propagates)."""
-    return _extreme("amax", dist.ReduceOp.MAX, local_shard, dim, keepdim, group, shard_dim,
-                    lambda x, d, k: _red.amax(x, d, k), _lowest)
+    return _extreme("amax", True, local_shard, dim, keepdim, group, shard_dim, lambda x, d, k: _red.amax(x, d, k), _lowest)
 
 
 def amin(local_shard: torch.Tensor, dim=(), keepdim: bool = False, *, group=None, shard_dim: int = 0) -> torch.Tensor:
     """reducekit.amin of the full tensor: the local amin, one all-reduce MIN (NaN propagates)."""
-    return _extreme("amin", dist.ReduceOp.MIN, local_shard, dim, keepdim, group, shard_dim,
-                    lambda x, d, k: _red.amin(x, d, k), _highest)
+    return _extreme("amin", False, local_shard, dim, keepdim, group, shard_dim, lambda x, d, k: _red.amin(x, d, k), _highest)
 
 
 def count_nonzero(local_shard: torch.Tensor, dim=None, *, group=None, shard_dim: int = 0) -> torch.Tensor:
     """reducekit.count_nonzero of the full tensor: the local counts, one all-reduce SUM."""
-    s = _Setup("count_nonzero", local_shard, dim, group, shard_dim)
-    return _all_reduce(_red.count_nonzero(local_shard, s.dims), dist.ReduceOp.SUM, group)
+    s = _Call("count_nonzero", local_shard, dim, group, shard_dim)
+    r = _red.count_nonzero(local_shard, s.dims)
+    return _from_words(s.exchange("sum", _words_of(r)), r)
 
 
 def vector_norm(local_shard: torch.Tensor, ord=2, dim=None, keepdim: bool = False, *,  # noqa: A002
@@ -359,29 +449,35 @@ def vector_norm(local_shard: torch.Tensor, ord=2, dim=None, keepdim: bool = Fals
         raise TypeError(f"reducekit.distributed.vector_norm: ord must be a number, got {ord!r}")
     p = float(ord)
     if p in (math.inf, -math.inf):
-        return _extreme("vector_norm", dist.ReduceOp.MAX if p > 0 else dist.ReduceOp.MIN, local_shard, dim, keepdim,
-                        group, shard_dim, lambda x, d, k: _red.linalg.vector_norm(x, p, d, k, dtype=dtype),
-                        lambda _: 0.0 if p > 0 else math.inf)
-    s = _Setup("vector_norm", local_shard, dim, group, shard_dim)
+        return _extreme("vector_norm", p > 0, local_shard, dim, keepdim, group, shard_dim,
+                        lambda x, d, k: _red.linalg.vector_norm(x, p, d, k, dtype=dtype),
+                        lambda _: 0.0 if p > 0 else math.inf, (p, dtype))
+    s = _Call("vector_norm", local_shard, dim, group, shard_dim, (p, keepdim, dtype))
     r = _red.linalg.vector_norm(local_shard, p, s.dims, keepdim, dtype=dtype)
     if p == 0:
-        return _all_reduce(r, dist.ReduceOp.SUM, group)
-    pw = r.double() ** p
-    dist.all_reduce(pw, op=dist.ReduceOp.SUM, group=group)
-    return (pw ** (1.0 / p)).to(r.dtype)
+        return _from_words(s.exchange("sum", _words_of(r)), r)
+    pw = s.exchange("sum", _words_of(r) ** p)
+    return _from_words(pw ** (1.0 / p), r)
 
 
 def var_mean(local_shard: torch.Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None,
              group=None, shard_dim: int = 0):
-    """reducekit.var_mean of the full tensor: each rank's (count, mean, M2) in float64, one
-    all-gather, Chan's merge in rank order on every rank, one division by max(0, N - correction)."""
+    """reducekit.var_mean of the full tensor: each rank's (mean, M2) in float64, one all-gather
+    (the counts ride in its header), Chan's merge in rank order on every rank, one division by
+    max(0, N - correction)."""
     dim, c = _red._correction("distributed.var_mean", dim, unbiased, correction)
-    s = _Setup("var_mean", local_shard, dim, group, shard_dim)
-    n = s.counts[s.rank]
+    s = _Call("var_mean", local_shard, dim, group, shard_dim, (keepdim, c))
+    n = s.n_local
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # an empty shard's NaN state is dropped below
         v, m = _red.var_mean(local_shard, s.dims, keepdim=keepdim, correction=0)
-    tot, mu, m2 = _chan(_all_gather(_chan_pack(v, m, n), group))
+    if n:
+        part = torch.stack([m.double(), v.double() * n], -1)
+    else:
+        part = torch.zeros(*m.shape, 2, dtype=torch.float64, device=m.device)
+    g = s.exchange("gather", part).reshape(s.world, *m.shape, 2)
+    cnt = torch.tensor(s.counts, dtype=torch.float64, device=m.device).reshape(-1, *([1] * (m.dim() + 1)))
+    tot, mu, m2 = _chan(torch.cat([cnt.expand(*g.shape[:-1], 1), g], -1))
     var = m2 / max(0.0, s.total - c)
     if s.total == 0:
         mu = torch.full_like(mu, math.nan)
@@ -391,47 +487,54 @@ def var_mean(local_shard: torch.Tensor, dim=None, unbiased=None, keepdim: bool =
 def logsumexp(local_shard: torch.Tensor, dim, keepdim: bool = False, *, group=None, shard_dim: int = 0) -> torch.Tensor:
     """reducekit.logsumexp of the full tensor: each rank's logsumexp in float64, one all-gather,
     the log-add M + log(sum exp(l_r - M)) in rank order on every rank, rounded once."""
-    s = _Setup("logsumexp", local_shard, dim, group, shard_dim)
+    s = _Call("logsumexp", local_shard, dim, group, shard_dim, (keepdim,))
     r = _red.logsumexp(local_shard, s.dims, keepdim)
-    return _log_add(_all_gather(r.double(), group)).to(r.dtype)
+    return _log_add(s.exchange("gather", r.double()).reshape(s.world, *r.shape)).to(r.dtype)
 
 
 def argmax(local_shard: torch.Tensor, dim=None, keepdim: bool = False, *, group=None, shard_dim: int = 0) -> torch.Tensor:
     """reducekit.argmax of the full tensor (dim=None: its flattened index): each rank's largest
-    value as an int64 key beside its global index, one all-gather, the largest key with the
-    smallest index on every rank (torch's first index; NaN counts as the largest)."""
+    value as an int64 key beside its local index, one all-gather (the ranks' sizes along shard_dim
+    ride in its header, and give each rank's offset), the largest key with the smallest global
+    index on every rank (torch's first index; NaN counts as the largest)."""
     return _arg_extreme("argmax", True, local_shard, dim, keepdim, group, shard_dim)
 
 
 def _arg_extreme(name, largest, local, dim, keepdim, group, shard_dim):
     if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int)):
         raise TypeError(f"reducekit.distributed.{name}: dim must be an int or None, got {dim!r}")
-    s = _Setup(name, local, dim, group, shard_dim)
-    if s.total == 0:
-        _empty_error(name, s)
+    s = _Call(name, local, dim, group, shard_dim, (dim is None, keepdim))
     f = _red.argmax if largest else _red.argmin
     nd = local.dim()
-    if dim is None:
-        if s.counts[s.rank]:
-            li = f(local)
-            val = local.reshape(-1)[li]
-            key = _extreme_key(val, largest)
-            gidx = _flat_global(li, local.shape, s.full_shape, s.shard_dim, s.offset)
-        else:
-            key = torch.tensor(_I64_MIN, device=local.device)
-            gidx = torch.tensor(_I64_MAX, device=local.device)
-        out = _fresh(_pick_extreme(_all_gather(torch.stack([key, gidx], -1), group))[..., 1])
-        return out.reshape([1] * nd) if keepdim else out
-    d = s.dims[0]
-    if s.counts[s.rank]:
-        li = f(local, d, keepdim=True)
-        key = _extreme_key(local.gather(d, li), largest)
-        gidx = li + s.offset
+    d = None if dim is None else s.dims[0]
+    shape = [] if d is None else [1 if i == d else n for i, n in enumerate(local.shape)]
+    if s.n_local:
+        li = f(local) if d is None else f(local, d, keepdim=True)
+        val = local.reshape(-1)[li] if d is None else local.gather(d, li)
+        part = torch.stack([_extreme_key(val, largest), li], -1)
     else:
-        shape = [1 if i == d else n for i, n in enumerate(local.shape)]
-        key = torch.full(shape, _I64_MIN, dtype=torch.int64, device=local.device)
-        gidx = torch.full(shape, _I64_MAX, dtype=torch.int64, device=local.device)
-    out = _fresh(_pick_extreme(_all_gather(torch.stack([key, gidx], -1), group))[..., 1])
+        part = torch.stack([torch.full(shape, _I64_MIN, dtype=torch.int64, device=local.device),
+                            torch.zeros(shape, dtype=torch.int64, device=local.device)], -1)
+    g = s.exchange("gather", part).reshape(s.world, *shape, 2)
+    if s.total == 0:
+        s.empty_error()
+    full = list(local.shape)
+    full[s.shard_dim] = builtins.sum(s.sizes)
+    gidx = []
+    for r in range(s.world):  # each rank's local index as an index of the full tensor
+        off = builtins.sum(s.sizes[:r])
+        li = g[r, ..., 1]
+        if not s.counts[r]:
+            gidx.append(torch.full_like(li, _I64_MAX))
+        elif d is None:
+            mine = list(full)
+            mine[s.shard_dim] = s.sizes[r]
+            gidx.append(_flat_global(li, mine, full, s.shard_dim, off))
+        else:
+            gidx.append(li + off)
+    out = _fresh(_pick_extreme(torch.stack([g[..., 0], torch.stack(gidx)], -1))[..., 1])
+    if d is None:
+        return out.reshape([1] * nd) if keepdim else out
     return out if keepdim else out.squeeze(d)
 
 

@@ -504,6 +504,65 @@ def raises(fn, *needles):
     return False, "no error raised"
 
 
+def plain_ops(loc):
+    """Every op of the plain API as (name, call) over dim 0 of a shard split along dim 0."""
+    return [("sum", lambda: rd.sum(loc, 0)), ("sum exact", lambda: rd.sum(loc, 0, method="exact")),
+            ("mean", lambda: rd.mean(loc, 0)), ("amax", lambda: rd.amax(loc, 0)), ("amin", lambda: rd.amin(loc, 0)),
+            ("count_nonzero", lambda: rd.count_nonzero(loc, 0)), ("vector_norm(2)", lambda: rd.vector_norm(loc, 2, 0)),
+            ("vector_norm(0)", lambda: rd.vector_norm(loc, 0, 0)), ("vector_norm(inf)", lambda: rd.vector_norm(loc, math.inf, 0)),
+            ("var_mean", lambda: rd.var_mean(loc, 0)), ("logsumexp", lambda: rd.logsumexp(loc, 0)),
+            ("argmax", lambda: rd.argmax(loc, 0)), ("argmax dim=None", lambda: rd.argmax(loc))]
+
+
+class Collectives:
+    """Counts the collectives that reducekit.distributed makes while it is active."""
+
+    def __enter__(self):
+        self.n, self.saved = 0, (dist.all_reduce, rd._gather_single)
+
+        def count(f):
+            def g(*a, **k):
+                self.n += 1
+                return f(*a, **k)
+            return g
+        dist.all_reduce, rd._gather_single = count(dist.all_reduce), count(rd._gather_single)
+        return self
+
+    def __exit__(self, *exc):
+        dist.all_reduce, rd._gather_single = self.saved
+
+
+def collective_checks(c, world, rank, device, d):
+    """One collective per call of the plain API whenever the partial fits rd.SLOT_WORDS words with
+    its header (a full sum, a norm, a few hundred outputs); two above that (the check, then the
+    rest), never more; and the same result as a call made without counting."""
+    x = d["f32"]
+    for cols, words in ((13, 1), (600, 2)):
+        big = torch.cat([x] * (cols // 13 + 1), 1)[:, :cols]
+        loc = shard_of(big, splits(big.shape[0], world, ("coll", cols)), rank)
+        for name, fn in plain_ops(loc):
+            def check(fn=fn, name=name, cols=cols):
+                ref = fn()
+                with Collectives() as k:
+                    got = fn()
+                # exact: 74 words per output; argmax dim=None: one output
+                want = 1 if (cols == 13 and name != "sum exact") or name == "argmax dim=None" else 2
+                pairs = zip(got, ref) if isinstance(got, tuple) else [(got, ref)]
+                same = all(bits(g, r, name)[0] for g, r in pairs)
+                return k.n == want and same, f"{name} over {cols} outputs: {k.n} collectives (expected {want}); same result {same}"
+            c.run("collectives", f"{name}, {cols} outputs", check)
+    full = shard_of(x, splits(x.shape[0], world, "coll-full"), rank)
+    for name, fn in (("sum", lambda: rd.sum(full)), ("sum exact", lambda: rd.sum(full, method="exact")),
+                     ("mean", lambda: rd.mean(full)), ("vector_norm", lambda: rd.vector_norm(full)),
+                     ("amax", lambda: rd.amax(full)), ("argmax", lambda: rd.argmax(full)),
+                     ("var_mean", lambda: rd.var_mean(full)), ("logsumexp", lambda: rd.logsumexp(full, (0, 1)))):
+        def check(fn=fn, name=name):
+            with Collectives() as k:
+                fn()
+            return k.n == 1, f"full {name}: {k.n} collectives (expected 1)"
+        c.run("collectives", f"full {name}: one collective", check)
+
+
 def error_checks(c, world, rank, device, d):
     x = d["f32"]
     bad = torch.zeros(4, 13 + (rank == world - 1), device=device) if world > 1 else torch.zeros(4, 13, device=device)
@@ -514,6 +573,23 @@ def error_checks(c, world, rank, device, d):
             lambda: rd.sum(bad, method="exact"), "differ across ranks"))
         c.run("errors", "mismatched ndim across ranks", lambda: raises(
             lambda: rd.amax(torch.zeros((2, 13) if rank else (2, 13, 1), device=device)), "differ across ranks"))
+        # every op, kept extents that differ on the last rank: outputs that fit the call's one
+        # collective and outputs that need a second (sizes that differ there would abort the process)
+        for cols in (13, 600):
+            odd = torch.ones(3, cols + (rank == world - 1), device=device)
+            for name, fn in plain_ops(odd):
+                c.run("errors", f"{name}: kept extent {cols} differs on rank {world - 1}", lambda fn=fn: raises(
+                    fn, "differ across ranks", f"rank {world - 1} has [3, {cols + 1}]"))
+        y = torch.ones(3, 5, device=device)
+        c.run("errors", "keepdim differs across ranks", lambda: raises(
+            lambda: rd.sum(y, 0, keepdim=rank == 0), "the call differs across ranks", "same arguments on every rank"))
+        c.run("errors", "shard dtypes differ across ranks", lambda: raises(
+            lambda: rd.mean(y.double() if rank == 0 else y, 0), "the call differs across ranks"))
+        c.run("errors", "method differs across ranks", lambda: raises(
+            lambda: rd.sum(y, 0, method="exact" if rank == 0 else "auto"), "the call differs across ranks"))
+        xi = d["i32"]
+        li = shard_of(xi, splits(xi.shape[0], world, "after"), rank)
+        c.run("errors", "the group still works after the errors", lambda: bits(rd.sum(li, 0), reducekit.sum(xi, 0), "sum"))
     c.run("errors", "shard_dim not reduced", lambda: raises(lambda: rd.sum(x, 1), "does not reduce shard_dim=0", "reducekit.sum"))
     c.run("errors", "every shard empty", lambda: raises(lambda: rd.amax(x[:0]), "non-zero size", "every rank's shard is empty"))
     from torch.distributed.tensor.placement_types import _StridedShard
@@ -555,7 +631,8 @@ def main():
     c = Checks()
     d = data(device)
     only = os.environ.get("REDUCEKIT_DIST_ONLY")  # fault campaigns: one group
-    for name, fn in (("plain", plain_checks), ("exact", exact_checks), ("dtensor", dtensor_checks), ("errors", error_checks)):
+    for name, fn in (("plain", plain_checks), ("exact", exact_checks), ("dtensor", dtensor_checks), ("errors", error_checks),
+                     ("collectives", collective_checks)):
         if only and name != only:
             continue
         try:

@@ -93,11 +93,11 @@ WORLDS = [2, 3, 4]
 
 
 @pytest.mark.parametrize("world", WORLDS)
-@pytest.mark.parametrize("group", ["plain", "exact", "dtensor", "errors"])
+@pytest.mark.parametrize("group", ["plain", "exact", "dtensor", "errors", "collectives"])
 def test_gloo(world, group):
     """Every check of `group` passed on every rank of a `world`-process gloo run."""
     names = verdict(spawn(world), group)
-    assert len(names) >= {"plain": 60, "exact": 40, "dtensor": 100, "errors": 5}[group], len(names)
+    assert len(names) >= {"plain": 60, "exact": 40, "dtensor": 100, "errors": 35, "collectives": 34}[group], len(names)
 
 
 def test_world_size_table():
@@ -150,7 +150,7 @@ def test_exact_headroom():
 def test_nccl_world_size_one():
     """One GPU: NCCL with one rank, the plain API and the DTensor path on cuda, every check."""
     res = spawn(1, "cuda")
-    for group in ("plain", "exact", "dtensor", "errors"):
+    for group in ("plain", "exact", "dtensor", "errors", "collectives"):
         verdict(res, group)
     t = res["tables"][0]
     assert t["exact"] == t["single_exact"] == t["plain_exact"], t

@@ -6,8 +6,9 @@ sharded path costs over the single-device op.
 
 For each op and size it times (median of --reps, CUDA events around each call after warm-up):
 - local: the single-device reducekit op on the whole tensor;
-- plain: reducekit.distributed.<op>(tensor, group=WORLD): the same local pass, the shape all-gather
-  and the collective of the partial (one rank: the collective is a copy, so this is the fixed cost);
+- plain: reducekit.distributed.<op>(tensor, group=WORLD): the same local pass and one collective of
+  the check header and the partial, in a fixed 4 KiB slot (a second collective for partials beyond
+  it; one rank: the collective is a copy, so this is the fixed cost);
 - dtensor: the reducekit op on a DTensor (Shard(0) on a 1-rank mesh), resolved to a plain tensor
   (full_tensor(): Partial results pay their all-reduce there);
 - torch_dtensor: torch's own op on the same DTensor, resolved, where torch has one.

@@ -35,9 +35,11 @@ on the mesh dims that sharded a reduced dim; the others are Partial until redist
 
 The plain API takes each rank's local shard of a tensor split along `shard_dim` (the full tensor is
 torch.cat of the ranks' shards along shard_dim, in rank order; shards may be uneven or empty) and
-returns the reduction of the full tensor, the same on every rank. It first all-gathers each rank's
-shard shape (1 + 64 int64 per rank: the shape check and the counts), then makes one local pass and
-one collective of the partial, as above (exact: one all-reduce SUM of the words).
+returns the reduction of the full tensor, the same on every rank. It makes one local pass and one
+collective (exact: one all-reduce SUM of the words), of a fixed SLOT_WORDS words per rank: a header
+that checks the ranks against each other and carries their counts, then the partial (see
+_Call.exchange; a partial beyond the slot sends its rest in a second collective, once the first has
+shown that the ranks agree).
 
 exact's carry headroom: a normalized limb lies in [0, 2^32), so K partial words add without
 overflowing an int64 while K (2^32 - 1) <= 2^63 - 1, that is K <= 2^31 (EXACT_MAX_PARTIALS). A

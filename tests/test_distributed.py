@@ -50,6 +50,7 @@ def spawn(world: int, device: str = "cpu", only: str | None = None) -> dict:
 def _spawn(world: int, device: str, only: str | None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, REDUCEKIT_SEED=str(BASE_SEED), NCCL_NVLS_ENABLE="0", OMP_NUM_THREADS="1",
+                   TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NVSHMEM_DISABLE_NVLS="1",
                    PYTHONPATH=os.pathsep.join([PKG_DIR, HERE, os.environ.get("PYTHONPATH", "")]))
         if only:
             env["REDUCEKIT_DIST_ONLY"] = only
@@ -154,3 +155,18 @@ def test_nccl_world_size_one():
         verdict(res, group)
     t = res["tables"][0]
     assert t["exact"] == t["single_exact"] == t["plain_exact"], t
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="fewer than 2 GPUs")
+def test_nccl_two_gpus():
+    """Two GPUs, one NCCL process each: every check, and exact's bits equal to one GPU's (and to
+    world size 1 on this machine) where torch's DTensor sum of the same data may move."""
+    res = spawn(2, "cuda")
+    for group in ("plain", "exact", "dtensor", "errors", "collectives"):
+        verdict(res, group)
+    t2, t1 = res["tables"][0], spawn(1, "cuda")["tables"][0]
+    assert all(t == t2 for t in res["tables"]), res["tables"]
+    print(f"\nNCCL, 2 GPUs vs 1: torch.sum of the DTensor {t2['torch']} vs {t1['torch']}; reducekit exact "
+          f"{t2['exact']} / plain {t2['plain_exact']} vs single-GPU {t1['single_exact']}")
+    assert t2["exact"] == t2["plain_exact"] == t1["single_exact"] == t2["single_exact"], (t2, t1)

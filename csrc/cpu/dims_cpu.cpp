@@ -23,12 +23,12 @@
 //  (read once, at the first CPU sum) forces the baseline build, so that tests can compare the two
 //  on an AVX2 machine.
 //
-// The parallel split (at::parallel_for over chunks, rows, or column blocks) only decides who
+// The parallel split (parallel_tasks (cpu/parallel_cpu.h) over chunks, rows, or column blocks) only decides who
 // computes which chunk; partials are stored and combined in index order by one thread.
 #include "cpu/dims_cpu.h"
 #include "cpu/dispatch_cpu.h"
+#include "cpu/parallel_cpu.h"
 
-#include <ATen/Parallel.h>
 #include <c10/util/BFloat16.h>
 #include <c10/util/Exception.h>
 #include <c10/util/Half.h>
@@ -518,8 +518,7 @@ template <class In, class Acc, class Out>
 void rows(const In* x, int64_t K, int64_t L, Out* out) {
   const Kernels<In, Acc> k = kernels<In, Acc>();
   if (L <= kChunk) {
-    const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(L, 1));
-    at::parallel_for(0, K, grain, [&](int64_t begin, int64_t end) {
+    parallel_tasks(K, L, [&](int64_t begin, int64_t end) {
       constexpr int64_t kBatch = 256;
       Acc part[kBatch];
       for (int64_t r = begin; r < end; r += kBatch) {
@@ -532,7 +531,7 @@ void rows(const In* x, int64_t K, int64_t L, Out* out) {
   }
   const int64_t chunks = (L + kChunk - 1) / kChunk, full = L / kChunk;
   std::vector<Acc> part(static_cast<size_t>(K * chunks));
-  at::parallel_for(0, K * chunks, 1, [&](int64_t begin, int64_t end) {
+  parallel_tasks(K * chunks, kChunk, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end;) {
       const int64_t r = t / chunks, c = t % chunks;
       const int64_t m = std::min(end - t, std::max<int64_t>(full - c, 1));  // whole chunks of row r from c on
@@ -568,8 +567,7 @@ void columns(const In* x, int64_t B, int64_t R, int64_t C, Out* out) {
   const int64_t cblocks = (C + block - 1) / block;
   std::vector<Acc> part(chunks > 1 ? static_cast<size_t>(B * chunks * C) : 0);
   const int64_t tasks = B * chunks * cblocks;
-  const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(std::min(R, kChunk) * std::min(C, block), 1));
-  at::parallel_for(0, tasks, grain, [&](int64_t begin, int64_t end) {
+  parallel_tasks(tasks, std::min(R, kChunk) * std::min(C, block), [&](int64_t begin, int64_t end) {
     thread_local std::vector<Acc> lanes_buffer;  // reused across calls: kLaneBytes at most
     lanes_buffer.resize(static_cast<size_t>(kLaneRows<Acc> * block));
     Acc* lanes = lanes_buffer.data();
@@ -588,7 +586,7 @@ void columns(const In* x, int64_t B, int64_t R, int64_t C, Out* out) {
   });
   if (chunks == 1) return;
   const int64_t used = RK_FAULT_IS(CpuDimsLastChunk) ? chunks - 1 : chunks;  // planted: last chunk lost
-  at::parallel_for(0, B * C, 4096, [&](int64_t begin, int64_t end) {
+  parallel_tasks(B * C, chunks, [&](int64_t begin, int64_t end) {
     for (int64_t o = begin; o < end; ++o) {
       const int64_t b = o / C, c = o % C;
       Acc s = part[(b * chunks) * C + c];

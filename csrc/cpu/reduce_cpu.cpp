@@ -7,9 +7,9 @@
 #include "cpu/reduce_cpu.h"
 #include "cpu/dims_cpu.h"
 #include "cpu/dispatch_cpu.h"
+#include "cpu/parallel_cpu.h"
 #include "engine/op_impl.h"
 
-#include <ATen/Parallel.h>
 #include <c10/util/BFloat16.h>
 #include <c10/util/Exception.h>
 #include <c10/util/Half.h>
@@ -129,7 +129,7 @@ void run(const OpDesc& d) {
     // One long row: chunks of kChunkLanes lanes (aligned subtrees) in parallel, then in order.
     const int64_t chunks = (lanes_n + kChunkLanes - 1) / kChunkLanes;
     std::vector<Acc> part(chunks);
-    at::parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
+    parallel_tasks(chunks, kChunkLanes * G, [&](int64_t c0, int64_t c1) {
       for (int64_t c = c0; c < c1; ++c) {
         TreeStack<Op> st;
         lanes<In, Op>(x, 1, R, c * kChunkLanes, std::min(lanes_n, (c + 1) * kChunkLanes), st, d.params);
@@ -142,7 +142,7 @@ void run(const OpDesc& d) {
     return;
   }
   if (d.kind == StepKind::Rows) {
-    at::parallel_for(0, d.outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(R, 1)), [&](int64_t r0, int64_t r1) {
+    parallel_tasks(d.outer, R, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         TreeStack<Op> st;
         lanes<In, Op>(x + r * R, 1, R, 0, lanes_n, st, d.params);
@@ -153,7 +153,7 @@ void run(const OpDesc& d) {
   }
   // Columns: batch b, columns [c0, c0 + kTile) per task; each column's lanes down R.
   const int64_t C = d.inner, tiles = (C + kTile - 1) / kTile;
-  at::parallel_for(0, d.outer * tiles, 1, [&](int64_t t0, int64_t t1) {
+  parallel_tasks(d.outer * tiles, R * std::min(C, kTile), [&](int64_t t0, int64_t t1) {
     std::vector<TreeStack<Op>> st(kTile);
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t b = t / tiles, c0 = (t % tiles) * kTile, nc = std::min(kTile, C - c0);

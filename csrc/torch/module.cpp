@@ -6,6 +6,7 @@
 #include "core/faults.h"
 #include "core/methods.h"
 #include "core/op_table.h"
+#include "cpu/parallel_cpu.h"
 #include "engine/exact.h"
 #include "engine/plan.h"
 #include "torch/frontend.h"
@@ -101,6 +102,8 @@ void bind_tables(pybind11::module_& m) {
   }, "(method, block, unroll, grid) that auto picks on CUDA for this dtype name, size and compute capability, in an eager call "
      "or (captured=True) inside CUDA graph capture", pybind11::arg("dtype"), pybind11::arg("n"), pybind11::arg("cc"),
      pybind11::arg("captured") = false);
+  m.def("cpu_parallel_regions", [] { return rk::parallel_regions(); },
+        "parallel regions the CPU backend has started (csrc/cpu/parallel_cpu.h): small reductions start none");
   m.def("dtypes", [] {
     pybind11::list out;
     for (int i = 0; i < static_cast<int>(rk::DType::Count); ++i) out.append(rk::kDTypeNames[i]);

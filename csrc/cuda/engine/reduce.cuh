@@ -109,6 +109,24 @@ __device__ __forceinline__ Acc ldcg_acc(const Acc* p) {
   }
 }
 
+// An accumulator stored for another block or kernel to read with ldcg_acc: whole, word by word for
+// a struct, padding included. A struct assignment stores only the fields, and ldcg_acc's word loads
+// then read padding bytes that nothing wrote (compute-sanitizer initcheck: argmax's ArgExt<float>
+// accumulator, a float and an int64, has 4 of them).
+template <class Acc>
+__device__ __forceinline__ void st_acc(Acc* p, const Acc& v) {
+  if constexpr (std::is_arithmetic_v<Acc>) {
+    *p = v;
+  } else {
+    static_assert(sizeof(Acc) % 4 == 0, "accumulator must be whole 32-bit words");
+    constexpr int W = sizeof(Acc) / 4;
+    unsigned w[W];
+    memcpy(w, &v, sizeof(Acc));
+#pragma unroll
+    for (int k = 0; k < W; ++k) reinterpret_cast<unsigned*>(p)[k] = w[k];
+  }
+}
+
 // One element through the read-only path (bool as its byte).
 template <class In>
 __device__ __forceinline__ In ld1(const In* p) {
@@ -462,7 +480,7 @@ __global__ void __launch_bounds__(kThreads, kFused ? 1 : kRowsMinBlocks<In, Op, 
   acc = block_tree<Op>(acc, W, smem);
   if ((tid & (W - 1)) == 0 && row < K) {
     if (nseg > 1) {
-      partials[row * nseg + seg] = acc;
+      st_acc(partials + row * nseg + seg, acc);
     } else {
       store<Op>(out, row, acc, prm);
     }
@@ -602,7 +620,7 @@ __global__ void __launch_bounds__(kThreads, 2)
         if (tiles_y == 1) {
           store<Op>(out, b * C + c0 + k, acc[k], prm);
         } else {
-          partials[(b * C + c0 + k) * tiles_y + tile_y] = acc[k];
+          st_acc(partials + (b * C + c0 + k) * tiles_y + tile_y, acc[k]);
         }
       }
     }
@@ -635,7 +653,7 @@ __global__ void __launch_bounds__(kThreads)
   v = block_tree<Op>(v, W, smem);
   if (t == 0 && o < nout) {
     if (raw) {
-      raw[o] = v;
+      st_acc(raw + o, v);
     } else {
       store<Op>(out, o, v, prm);
     }

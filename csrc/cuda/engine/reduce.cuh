@@ -73,21 +73,28 @@ __device__ __forceinline__ void store(const Outs<Out0, Out1>& o, int64_t i, cons
   }
 }
 
+// A struct accumulator as the 32-bit words it is moved in (shuffles, loads and stores of partials),
+// padding bytes included: f(k, w) gives word k its new value.
+template <class Acc, class F>
+__device__ __forceinline__ Acc map_words(const Acc& v, F&& f) {
+  static_assert(sizeof(Acc) % 4 == 0, "accumulator must be whole 32-bit words");
+  constexpr int W = sizeof(Acc) / 4;
+  unsigned w[W];
+  memcpy(w, &v, sizeof(Acc));
+#pragma unroll
+  for (int k = 0; k < W; ++k) w[k] = f(k, w[k]);
+  Acc r;
+  memcpy(&r, w, sizeof(Acc));
+  return r;
+}
+
 // __shfl_down_sync for any trivially copyable accumulator: word by word.
 template <class Acc>
 __device__ __forceinline__ Acc shfl_down(const Acc& v, int s) {
   if constexpr (std::is_arithmetic_v<Acc>) {
     return __shfl_down_sync(0xffffffffu, v, s);
   } else {
-    static_assert(sizeof(Acc) % 4 == 0, "accumulator must be whole 32-bit words");
-    constexpr int W = sizeof(Acc) / 4;
-    unsigned w[W];
-    memcpy(w, &v, sizeof(Acc));
-#pragma unroll
-    for (int k = 0; k < W; ++k) w[k] = __shfl_down_sync(0xffffffffu, w[k], s);
-    Acc r;
-    memcpy(&r, w, sizeof(Acc));
-    return r;
+    return map_words(v, [&](int, unsigned w) { return __shfl_down_sync(0xffffffffu, w, s); });
   }
 }
 
@@ -98,14 +105,7 @@ __device__ __forceinline__ Acc ldcg_acc(const Acc* p) {
   if constexpr (std::is_arithmetic_v<Acc>) {
     return __ldcg(p);
   } else {
-    static_assert(sizeof(Acc) % 4 == 0, "accumulator must be whole 32-bit words");
-    constexpr int W = sizeof(Acc) / 4;
-    unsigned w[W];
-#pragma unroll
-    for (int k = 0; k < W; ++k) w[k] = __ldcg(reinterpret_cast<const unsigned*>(p) + k);
-    Acc r;
-    memcpy(&r, w, sizeof(Acc));
-    return r;
+    return map_words(Acc{}, [&](int k, unsigned) { return __ldcg(reinterpret_cast<const unsigned*>(p) + k); });
   }
 }
 
@@ -118,12 +118,7 @@ __device__ __forceinline__ void st_acc(Acc* p, const Acc& v) {
   if constexpr (std::is_arithmetic_v<Acc>) {
     *p = v;
   } else {
-    static_assert(sizeof(Acc) % 4 == 0, "accumulator must be whole 32-bit words");
-    constexpr int W = sizeof(Acc) / 4;
-    unsigned w[W];
-    memcpy(w, &v, sizeof(Acc));
-#pragma unroll
-    for (int k = 0; k < W; ++k) reinterpret_cast<unsigned*>(p)[k] = w[k];
+    map_words(v, [&](int k, unsigned w) { return reinterpret_cast<unsigned*>(p)[k] = w; });
   }
 }
 

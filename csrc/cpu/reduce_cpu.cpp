@@ -14,6 +14,7 @@
 #include <c10/util/Exception.h>
 #include <c10/util/Half.h>
 
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -48,8 +49,15 @@ inline T cvt(In v) {
   }
 }
 
+// A float result that is NaN leaves as the one quiet NaN of Out, as dims_cpu's from_acc: which NaN
+// an operation on two NaNs returns (sign and payload) follows the operand order the compiler
+// picked, so without this a rebuild can move var's NaN from +NaN to -NaN (it did: the corpus's
+// var of float32 data with inf and NaN, after an unrelated edit of this file's loops).
 template <class Out, class R>
 inline Out out_cvt(R v) {
+  if constexpr (std::is_floating_point_v<R> && !std::is_integral_v<Out>) {
+    if (v != v) return std::numeric_limits<Out>::quiet_NaN();
+  }
   if constexpr (kHalfLike<Out>) {
     return Out(static_cast<float>(v));
   } else {

@@ -302,6 +302,13 @@ def plain_checks(c, world, rank, device, d):
     c.run("plain", f"amin NaN propagates sizes={sizes}", lambda: bits(rd.amin(ln), reducekit.amin(xn), "amin nan"))
     c.run("plain", f"argmax first NaN sizes={sizes}", lambda: bits(rd.argmax(ln, 0), reducekit.argmax(xn, 0), "argmax nan"))
     c.run("plain", f"argmax flat first NaN sizes={sizes}", lambda: bits(rd.argmax(ln), reducekit.argmax(xn), "argmax nan flat"))
+    xf = d["f64"].clone()  # infinities on some rank: MAX/MIN carry them as they are (not as +-max finite)
+    xf[25, 3], xf[2, 6], xf[31, 6] = math.inf, -math.inf, math.inf
+    lf = shard_of(xf, sizes, rank)
+    for name, f, rf in (("amax", rd.amax, reducekit.amax), ("amin", rd.amin, reducekit.amin)):
+        c.run("plain", f"{name} with infinities sizes={sizes}", lambda f=f, rf=rf: bits(f(lf, 0), rf(xf, 0), f"{name} inf"))
+    c.run("plain", f"vector_norm(inf) with infinities sizes={sizes}", lambda: bits(
+        rd.vector_norm(lf, math.inf, 0), reducekit.linalg.vector_norm(xf, math.inf, 0), "norm inf"))
     one = [0] * world
     one[world - 1] = 3
     lt = shard_of(d["tiny"], one, rank)
@@ -537,7 +544,7 @@ def collective_checks(c, world, rank, device, d):
     its header (a full sum, a norm, a few hundred outputs); two above that (the check, then the
     rest), never more; and the same result as a call made without counting."""
     x = d["f32"]
-    for cols, words in ((13, 1), (600, 2)):
+    for cols in (13, 600):
         big = torch.cat([x] * (cols // 13 + 1), 1)[:, :cols]
         loc = shard_of(big, splits(big.shape[0], world, ("coll", cols)), rank)
         for name, fn in plain_ops(loc):

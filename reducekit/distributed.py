@@ -297,8 +297,8 @@ class _Call:
         the shapes and arguments names what differs, and every rank raises."""
         row = torch.zeros(2 + MAX_DIMS, dtype=torch.int64, device=self.local.device)
         row[0] = self.local.dim()
-        a, b, c = _fingerprint(self.args, pieces=3)
-        row[1] = a << 32 | b << 16 | c
+        hi, mid, lo = _fingerprint(self.args, pieces=3)
+        row[1] = hi << 32 | mid << 16 | lo
         row[2:2 + self.local.dim()] = torch.tensor(self.local.shape, dtype=torch.int64)
         rows = _all_gather(row, self.group).tolist()
         mine = list(self.local.shape)
@@ -394,8 +394,9 @@ def _extreme(name: str, largest: bool, local: torch.Tensor, dim, keepdim: bool, 
     all-reduce MAX or MIN. Floats travel as float64 beside a NaN flag per output (MAX of 0/1, MIN
     of 0/-1), so that NaN propagates whatever the backend does with NaN."""
     s = _Call(name, local, dim, group, shard_dim, (keepdim,) + tuple(args))
-    r = f(local, s.dims, keepdim) if s.n_local else None
-    if r is None:
+    if s.n_local:
+        r = f(local, s.dims, keepdim)
+    else:  # this rank's part is the identity, in the dtype the op gives
         ref = f(torch.ones((1,) * local.dim(), dtype=local.dtype, device=local.device), s.dims, keepdim)
         r = _out_like(local, s.dims, keepdim, identity(ref.dtype), ref.dtype)
     kind = "max" if largest else "min"
@@ -469,14 +470,10 @@ def var_mean(local_shard: torch.Tensor, dim=None, unbiased=None, keepdim: bool =
     max(0, N - correction)."""
     dim, c = _red._correction("distributed.var_mean", dim, unbiased, correction)
     s = _Call("var_mean", local_shard, dim, group, shard_dim, (keepdim, c))
-    n = s.n_local
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # an empty shard's NaN state is dropped below
         v, m = _red.var_mean(local_shard, s.dims, keepdim=keepdim, correction=0)
-    if n:
-        part = torch.stack([m.double(), v.double() * n], -1)
-    else:
-        part = torch.zeros(*m.shape, 2, dtype=torch.float64, device=m.device)
+    part = _chan_pack(v, m, s.n_local)[..., 1:]  # (mean, M2): the count rides in the header
     g = s.exchange("gather", part).reshape(s.world, *m.shape, 2)
     cnt = torch.tensor(s.counts, dtype=torch.float64, device=m.device).reshape(-1, *([1] * (m.dim() + 1)))
     tot, mu, m2 = _chan(torch.cat([cnt.expand(*g.shape[:-1], 1), g], -1))

@@ -138,8 +138,8 @@ def test_opinfo_parity(device, name, variant, dtype):
 
 # (12000,): a single row small enough for one block of several lanes per thread on CUDA;
 # (2**16 + 3,): a single row split over blocks whose last block finishes (one launch); (2**20 + 3,):
-# split over enough blocks that the finish runs in two passes (pairwise_finish_kernel's raw pass).
-# Both write struct accumulators (argmax's value and index) to global memory for another block.
+# the same over more blocks. Both write struct accumulators (argmax's value and index) to global
+# memory for the last block to read (the two rows of the initcheck report that st_acc fixed).
 SHAPES = [((3, 70001), 1), ((70001, 3), 0), ((5, 300, 7), 1), ((2**16 + 3,), 0), ((2**20 + 3,), 0), ((12000,), 0),
           ((37, 129), (0, 1))]
 

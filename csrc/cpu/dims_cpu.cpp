@@ -23,8 +23,8 @@
 //  (read once, at the first CPU sum) forces the baseline build, so that tests can compare the two
 //  on an AVX2 machine.
 //
-// The parallel split (parallel_tasks (cpu/parallel_cpu.h) over chunks, rows, or column blocks) only decides who
-// computes which chunk; partials are stored and combined in index order by one thread.
+// The parallel split (parallel_tasks, cpu/parallel_cpu.h, over chunks, rows, or column blocks) only
+// decides who computes which chunk; partials are stored and combined in index order by one thread.
 #include "cpu/dims_cpu.h"
 #include "cpu/dispatch_cpu.h"
 #include "cpu/parallel_cpu.h"

@@ -125,7 +125,7 @@ void cpu_exact_rows(const void* in, DType dt, int64_t rows, int64_t len, void* o
 
 void cpu_exact_round(const int64_t* words, int64_t rows, void* out, exact::OutFmt o) {
   // A row's rounding costs about what a sum of 512 values does (159 ns against 0.31 ns a value, one
-  // thread of this 2-core CI machine): a region starts from 128 rows (64 a thread).
+  // thread of this 2-core CI machine): a region starts above 64 rows.
   parallel_tasks(rows, 512, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       int64_t limbs[exact::kUnivLimbs];

@@ -8,8 +8,8 @@
 // values; so does every loop here: a task of `values_per_task` values gets a grain of
 // kGrainValues / values_per_task tasks, so that a region starts only when each thread it wakes has
 // at least 32768 values to read. parallel_regions() counts the regions started, for
-// tests/test_cpu_threads.py, which checks that small reductions start none (and large ones do),
-// times small reductions under load, and checks that no other file of csrc calls at::parallel_for.
+// tests/test_cpu_threads.py, which checks that small reductions start none (and large ones do) and
+// that no other file of csrc calls at::parallel_for; benchmarks/cpu_under_load.py times them.
 #pragma once
 
 #include <ATen/Parallel.h>

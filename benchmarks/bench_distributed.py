@@ -15,6 +15,20 @@ For each op and size it times (median of --reps, CUDA events around each call af
 and counts the collectives each call makes and their bytes (the partial, never the shard). A small
 tensor (1024 values) gives the DTensor dispatch overhead: dtensor - local, host-bound.
 Writes results_distributed.json (and prints a table). NVLink multicast stays off (NCCL_NVLS_ENABLE=0).
+
+With --world N (N processes, one GPU each; gloo processes with --device cpu) it times instead one
+tensor of 2^--log2 float32 values (normal + 1, seeded per rank) sharded in N equal pieces along
+dim 0, for the full sum, exact sum, vector_norm and var_mean:
+- local_alone: the reducekit op on this rank's shard while the other ranks wait on a host barrier
+  (the single-GPU time of the same shard);
+- local_together: the same op with every rank running it at once (ranks released by a host
+  barrier before each call; the time is the slowest rank's);
+- plain / dtensor / torch_dtensor: as above, over the N ranks, each the slowest rank's median;
+- allreduce_small: one all-reduce of the 4 KiB slot the plain API exchanges, alone;
+- single: the op on the whole tensor on one GPU (rank 0, every other rank waiting).
+It also checks world-size invariance: exact's bits on N GPUs (plain and DTensor) against the single
+GPU's, and torch's DTensor sum against torch.sum of the whole tensor on one GPU.
+Writes results_distributed_world<N>.json and .md.
 """
 from __future__ import annotations
 
@@ -33,7 +47,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
-from torch.distributed.tensor import Shard, distribute_tensor, init_device_mesh  # noqa: E402
+from torch.distributed.tensor import DTensor, Shard, distribute_tensor, init_device_mesh  # noqa: E402
 
 import reducekit  # noqa: E402
 import reducekit.distributed as rd  # noqa: E402
@@ -113,13 +127,178 @@ def ops(x):
     ]
 
 
+RANK_OPS = [  # (name, reducekit local op, plain API, torch op on a DTensor or None)
+    ("sum", lambda t: reducekit.sum(t), lambda t: rd.sum(t), lambda t: torch.sum(t)),
+    ("sum exact", lambda t: reducekit.sum(t, method="exact"), lambda t: rd.sum(t, method="exact"), None),
+    ("vector_norm", lambda t: reducekit.linalg.vector_norm(t), lambda t: rd.vector_norm(t),
+     lambda t: torch.linalg.vector_norm(t)),
+    ("var_mean", lambda t: reducekit.var_mean(t), lambda t: rd.var_mean(t), lambda t: torch.var_mean(t)),
+]
+
+
+def _bits(t: torch.Tensor) -> str:
+    return hex(t.detach().float().cpu().view(torch.int32).item() & 0xFFFFFFFF)
+
+
+def rank_main(rank: int, world: int, init: str, args) -> None:
+    """One process of --world: times RANK_OPS over the ranks; rank 0 writes the files."""
+    for k, v in (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"), ("NVSHMEM_DISABLE_NVLS", "1")):
+        os.environ[k] = v
+    dev = args.device
+    backend = "nccl" if dev == "cuda" else "gloo"
+    if dev == "cuda":
+        torch.cuda.set_device(rank)
+    dist.init_process_group(backend, init_method=f"file://{init}", rank=rank, world_size=world)
+    host = dist.new_group(backend="gloo")  # host barriers that put no kernel on any GPU
+    mesh = init_device_mesh(dev, (world,))
+    n = 1 << args.log2
+    per = n // world
+    g = torch.Generator(device=dev).manual_seed(25 + rank)
+    shard = torch.randn(per, generator=g, device=dev).add_(1.0)
+    whole = torch.empty(n, device=dev)
+    dist.all_gather_into_tensor(whole, shard)
+    dt = DTensor.from_local(shard, mesh, [Shard(0)], run_check=False)
+    reps = 5 if args.quick else args.reps
+    slot = torch.zeros(512, dtype=torch.float64, device=dev)
+
+    def sync():
+        if dev == "cuda":
+            torch.cuda.synchronize()
+        dist.barrier(group=host)
+
+    def timed(fn, who=None):
+        """Median of reps calls of fn on the ranks in `who` (all if None), the others waiting."""
+        for _ in range(3):
+            sync()
+            if who is None or rank in who:
+                fn()
+        ts = []
+        for _ in range(reps):
+            sync()
+            if who is not None and rank not in who:
+                continue
+            if dev == "cuda":
+                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                a.record()
+                fn()
+                b.record()
+                b.synchronize()
+                ts.append(a.elapsed_time(b) * 1e3)
+            else:
+                t0 = time.perf_counter()
+                fn()
+                ts.append((time.perf_counter() - t0) * 1e6)
+        sync()
+        return statistics.median(ts) if ts else None
+
+    def slowest(v):
+        got = [None] * world
+        dist.all_gather_object(got, v, group=host)
+        return max(x for x in got if x is not None), got
+
+    rows = []
+    ar_us, _ = slowest(timed(lambda: dist.all_reduce(slot)))
+    for name, local, plain, tfn in RANK_OPS:
+        alone = [timed(lambda: local(shard), who={r}) for r in range(world)]
+        alone_us, alone_ranks = slowest(next(a for a in alone if a is not None))
+        row = {"op": name, "numel": n, "shard_numel": per, "dtype": "torch.float32",
+               "local_alone_us": alone_us, "local_alone_per_rank_us": alone_ranks}
+        row["local_together_us"], row["local_together_per_rank_us"] = slowest(timed(lambda: local(shard)))
+        row["plain_us"], row["plain_per_rank_us"] = slowest(timed(lambda: full(plain(shard))))
+        row["dtensor_us"], _ = slowest(timed(lambda: full(local(dt))))
+        row["torch_dtensor_us"], row["torch_dtensor_note"] = None, None
+        if tfn is not None:
+            try:
+                row["torch_dtensor_us"], _ = slowest(timed(lambda: full(tfn(dt))))
+            except Exception as e:  # noqa: BLE001 - torch may have no sharding strategy (var_mean)
+                row["torch_dtensor_note"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+                sync()
+        row["single_us"], _ = slowest(timed(lambda: local(whole), who={0}))
+        row["allreduce_small_us"] = ar_us
+        rows.append(row)
+        if rank == 0:
+            print(f"{name:12s} 2^{args.log2}: alone {alone_us:9.1f} together {row['local_together_us']:9.1f} "
+                  f"plain {row['plain_us']:9.1f} dtensor {row['dtensor_us']:9.1f} torch dtensor "
+                  f"{row['torch_dtensor_us'] or float('nan'):9.1f} single GPU {row['single_us']:9.1f} "
+                  f"(all-reduce of the slot {ar_us:.1f})", flush=True)
+    inv = {
+        "exact_plain": _bits(rd.sum(shard, method="exact")),
+        "exact_dtensor": _bits(full(reducekit.sum(dt, method="exact"))),
+        "exact_single": _bits(reducekit.sum(whole, method="exact")),
+        "torch_dtensor": _bits(full(torch.sum(dt))),
+        "torch_single": _bits(torch.sum(whole)),
+        "auto_plain": _bits(rd.sum(shard)),
+        "auto_single": _bits(reducekit.sum(whole)),
+    }
+    every = [None] * world
+    dist.all_gather_object(every, inv, group=host)
+    if rank == 0:
+        res = {"device": torch.cuda.get_device_name() if dev == "cuda" else "cpu", "backend": backend,
+               "world_size": world, "torch": torch.__version__, "reps": reps, "log2": args.log2,
+               "env": {k: os.environ[k] for k in ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST",
+                                                  "NVSHMEM_DISABLE_NVLS")},
+               "unit": "microseconds, median; each figure is the slowest rank's", "rows": rows,
+               "invariance": every[0], "invariance_same_on_every_rank": all(e == every[0] for e in every)}
+        write_world(res, args.out)
+    dist.destroy_process_group()
+
+
+def write_world(res: dict, out: str) -> None:
+    os.makedirs(out, exist_ok=True)
+    w = res["world_size"]
+    base = os.path.join(out, f"results_distributed_world{w}")
+    with open(base + ".json", "w") as f:
+        json.dump(res, f, indent=1)
+    inv = res["invariance"]
+    lines = [f"# reducekit.distributed on {w} ranks ({res['device']}, {res['backend']}, torch {res['torch']})", "",
+             f"One float32 tensor of 2^{res['log2']} values (normal + 1), {w} equal shards along dim 0, one per "
+             f"rank. Medians of {res['reps']} calls ({'CUDA events' if res['backend'] == 'nccl' else 'host clock'}); each figure is the slowest rank's. Generated by "
+             f"`benchmarks/bench_distributed.py --world {w}` from `results_distributed_world{w}.json`.", "",
+             "| op | shard alone | shard, all ranks at once | plain API | plain / (alone + all-reduce) | "
+             "reducekit DTensor | torch DTensor | torch / reducekit DTensor | whole tensor on one GPU | one GPU / plain |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in res["rows"]:
+        t = r["torch_dtensor_us"]
+        lines.append(
+            f"| {r['op']} | {r['local_alone_us']:.1f} | {r['local_together_us']:.1f} | {r['plain_us']:.1f} | "
+            f"{r['plain_us'] / (r['local_alone_us'] + r['allreduce_small_us']):.2f} | {r['dtensor_us']:.1f} | "
+            + (f"{t:.1f} | {t / r['dtensor_us']:.2f}" if t is not None else f"none ({r['torch_dtensor_note'] or 'torch has no such op'}) | -")
+            + f" | {r['single_us']:.1f} | {r['single_us'] / r['plain_us']:.2f} |")
+    ar = res["rows"][0]["allreduce_small_us"]
+    lines += ["", f"All-reduce of the plain API's 4 KiB slot, alone: {ar:.1f} us.", "",
+              "## World-size invariance (float32 bits)", "",
+              "| result | " + f"{w} ranks | one GPU | equal |", "|---|---|---|---|",
+              f"| reducekit exact, plain API | {inv['exact_plain']} | {inv['exact_single']} | "
+              f"{inv['exact_plain'] == inv['exact_single']} |",
+              f"| reducekit exact, DTensor | {inv['exact_dtensor']} | {inv['exact_single']} | "
+              f"{inv['exact_dtensor'] == inv['exact_single']} |",
+              f"| torch.sum of the DTensor | {inv['torch_dtensor']} | {inv['torch_single']} | "
+              f"{inv['torch_dtensor'] == inv['torch_single']} |",
+              f"| reducekit auto, plain API | {inv['auto_plain']} | {inv['auto_single']} | "
+              f"{inv['auto_plain'] == inv['auto_single']} |",
+              "", f"Every rank returned the same bits: {res['invariance_same_on_every_rank']}."]
+    with open(base + ".md", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    print(f"wrote {base}.json and .md")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "h200"))
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--quick", action="store_true", help="small sizes and few repetitions (a check of the script)")
+    ap.add_argument("--world", type=int, default=1, help="ranks (one GPU each); above 1, the sharded 2^--log2 table")
+    ap.add_argument("--log2", type=int, default=30, help="log2 of the whole tensor's values with --world")
     args = ap.parse_args()
+    if args.world > 1:
+        if args.device == "cuda" and torch.cuda.device_count() < args.world:
+            raise SystemExit(f"--world {args.world} needs {args.world} GPUs; this machine has {torch.cuda.device_count()}")
+        import torch.multiprocessing as mp
+        init = tempfile.mktemp(prefix="rk_bench_dist_")
+        mp.spawn(rank_main, args=(args.world, init, args), nprocs=args.world, join=True)
+        return
     dev = args.device
     backend = "nccl" if dev == "cuda" else "gloo"
     init = tempfile.mktemp(prefix="rk_bench_dist_")

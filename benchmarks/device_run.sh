@@ -11,7 +11,8 @@
 # $OUT/res/h200), ops (bench_ops.py into $OUT/res/h200), notebook (benchmarks/notebooks/tour.ipynb
 # executed into $OUT/res/tour.ipynb; nbclient, nbformat and ipykernel installed offline from
 # .whl/notebook/ when missing), distributed (tests/test_distributed.py with NCCL at world size 1 and
-# benchmarks/bench_distributed.py into $OUT/res/h200), perf (timing tests, figures into
+# benchmarks/bench_distributed.py into $OUT/res/h200), distributed2 (the same tests on 2 GPUs and
+# bench_distributed.py --world 2 at 2^30 into $OUT/res/dist2, NVLink multicast off), perf (timing tests, figures into
 # $OUT/res/perf.json).
 # The exit status is non-zero if ANY stage that ran failed: a failed build, a failing or empty
 # test run, any sanitizer error, a missed fault or failed control, a tune or bench error, a
@@ -183,6 +184,17 @@ if has distributed; then
   NCCL_NVLS_ENABLE=0 timeout ${DIST_TIMEOUT:-300} python3 benchmarks/bench_distributed.py --out "$OUT/res/h200" 2>&1 \
     | tee "$OUT/res/distributed_bench.log" | tail -40
   verdict distributed_bench "${PIPESTATUS[0]}"
+fi
+if has distributed2; then
+  log "reducekit.distributed on 2 GPUs: the whole NCCL test file (test_nccl_two_gpus included), then the 2^30 table"
+  export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+  nvidia-smi --query-gpu=name,memory.total --format=csv | tee "$OUT/res/gpus.txt"
+  (cd tests && timeout ${DIST_TIMEOUT:-300} python3 -m pytest -q -p no:cacheprovider -rA -s test_distributed.py 2>&1) \
+    | tee "$OUT/res/distributed_tests.log" | tail -30
+  verdict distributed2_tests "${PIPESTATUS[0]}"
+  timeout ${DIST_TIMEOUT:-300} python3 benchmarks/bench_distributed.py --world 2 --log2 ${DIST_LOG2:-30} \
+    --reps ${DIST_REPS:-30} --out "$OUT/res/dist2" 2>&1 | tee "$OUT/res/distributed2_bench.log" | tail -40
+  verdict distributed2_bench "${PIPESTATUS[0]}"
 fi
 if has perf; then
   log "perf tests"

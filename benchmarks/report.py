@@ -431,8 +431,48 @@ PATCH_RUNS = ("benchmarks/results/cpu/fault_patches_issue20.json",
               f"{RESULTS_DIR}/issue20/part3/fault_patches_03_07_15.json")
 
 
+# The sharded 2^30 table on two GPUs (the cards the device tool lent: two H100s).
+DIST_WORLD2 = "benchmarks/results/h100x2/results_distributed_world2.json"
+
+
 def patches_block(runs: list[tuple[str, dict | None]]) -> str:
     return "\n".join(faults_block(f, path, "benchmarks/fault_patches.py") for path, f in runs)
+
+
+def world_table(res: dict, path: str) -> str:
+    """bench_distributed.py --world N's table (timings and world-size invariance) from its JSON."""
+    w, inv = res["world_size"], res["invariance"]
+    clock = "CUDA events" if res["backend"] == "nccl" else "host clock"
+    lines = [f"reducekit.distributed on {w} ranks ({res['device']}, {res['backend']}, torch {res['torch']}): one "
+             f"float32 tensor of 2^{res['log2']} values (normal + 1), {w} equal shards along dim 0, one per rank. "
+             f"Medians of {res['reps']} calls ({clock}), in us; each figure is the slowest rank's. From `{path}` "
+             f"(`benchmarks/bench_distributed.py --world {w}`).", "",
+             "| op | shard alone | shard, all ranks at once | plain API | plain / (alone + all-reduce) | "
+             "reducekit DTensor | torch DTensor | torch / reducekit DTensor | whole tensor, one GPU | one GPU / plain |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in res["rows"]:
+        t = r["torch_dtensor_us"]
+        torch_cells = (f"{t:.1f} | {t / r['dtensor_us']:.2f}" if t is not None
+                       else f"none ({(r['torch_dtensor_note'] or 'torch has no such op').split(':')[0]}) | -")
+        lines.append(f"| {r['op']} | {r['local_alone_us']:.1f} | {r['local_together_us']:.1f} | {r['plain_us']:.1f} | "
+                     f"{r['plain_us'] / (r['local_alone_us'] + r['allreduce_small_us']):.2f} | {r['dtensor_us']:.1f} | "
+                     f"{torch_cells} | {r['single_us']:.1f} | {r['single_us'] / r['plain_us']:.2f} |")
+    lines += ["", f"One all-reduce of the plain API's 4 KiB slot, alone: {res['rows'][0]['allreduce_small_us']:.1f} us. "
+              f"World-size invariance (float32 bits; every rank returned the same: "
+              f"{res['invariance_same_on_every_rank']}):", "",
+              f"| result | {w} ranks | one GPU | equal |", "|---|---|---|---|"]
+    for label, key, one in (("reducekit exact, plain API", "exact_plain", "exact_single"),
+                            ("reducekit exact, DTensor", "exact_dtensor", "exact_single"),
+                            ("torch.sum of the DTensor", "torch_dtensor", "torch_single"),
+                            ("reducekit auto, plain API", "auto_plain", "auto_single")):
+        lines.append(f"| {label} | {inv[key]} | {inv[one]} | {'yes' if inv[key] == inv[one] else 'no'} |")
+    return "\n".join(lines)
+
+
+def distributed_block(res: dict | None, path: str) -> str:
+    if res is None:
+        return f"(no result file yet: `{path}`)"
+    return world_table(res, path)
 
 
 def special_block(root: str = ROOT) -> str:
@@ -468,6 +508,7 @@ def blocks(root: str = ROOT) -> dict[str, str]:
         "dims": dims_block(dims, plot=os.path.exists(os.path.join(root, DIMS_PLOT))),
         "special": special_block(root),
         "patches": patches_block([(p, load(p)) for p in PATCH_RUNS]),
+        "distributed": distributed_block(load(DIST_WORLD2), DIST_WORLD2),
     }
 
 

@@ -255,7 +255,7 @@ class _Call:
         h = len(hdr)
         flat = payload.reshape(-1)
         first = flat.new_zeros(SLOT_WORDS)
-        first[:h] = torch.tensor(hdr, dtype=flat.dtype)
+        first[:h] = _host_words(hdr, flat.dtype, flat.device)
         k = min(SLOT_WORDS - h, flat.numel())
         first[h:h + k] = flat[:k]
         got = self._collective(kind, first)
@@ -322,6 +322,17 @@ class _Call:
         where = "" if zero else ": every rank's shard is empty along it"
         raise IndexError(f"reducekit.distributed.{self.name}: Expected reduction dim {d} to have non-zero size{where} "
                          f"(shard shape {list(self.local.shape)}); {self.name} of nothing has no value")
+
+
+def _host_words(values, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """A small host list on `device` without waiting for the stream: a pageable host-to-device copy
+    synchronizes the stream (torch's memcpy_and_sync), which made the plain API wait for the local
+    pass before it even launched its collective; a pinned buffer copies asynchronously (the caching
+    host allocator keeps it alive until the copy is done)."""
+    t = torch.tensor(values, dtype=dtype)
+    if device.type != "cuda":
+        return t.to(device)
+    return t.pin_memory().to(device, non_blocking=True)
 
 
 def _fingerprint(parts, pieces: int = 0) -> list[int]:
@@ -475,7 +486,7 @@ def var_mean(local_shard: torch.Tensor, dim=None, unbiased=None, keepdim: bool =
         v, m = _red.var_mean(local_shard, s.dims, keepdim=keepdim, correction=0)
     part = _chan_pack(v, m, s.n_local)[..., 1:]  # (mean, M2): the count rides in the header
     g = s.exchange("gather", part).reshape(s.world, *m.shape, 2)
-    cnt = torch.tensor(s.counts, dtype=torch.float64, device=m.device).reshape(-1, *([1] * (m.dim() + 1)))
+    cnt = _host_words(s.counts, torch.float64, m.device).reshape(-1, *([1] * (m.dim() + 1)))
     tot, mu, m2 = _chan(torch.cat([cnt.expand(*g.shape[:-1], 1), g], -1))
     var = m2 / max(0.0, s.total - c)
     if s.total == 0:

@@ -36,13 +36,14 @@ namespace rk {
   X(ExactSpillLow, "exact_spill_low", "exact: a value spilled into the limbs loses its low 32-bit piece") \
   X(ExactDropBlock, "exact_drop_block", "exact CUDA: the row's last block's partial is lost (its float64 sum; on the binned path its counts)") \
   X(ExactPairMidpoint, "exact_pair_midpoint", "exact CUDA: a spill-free float32 result ignores the pair's error at a midpoint") \
-  X(ExactBinShift, "exact_bin_shift", "exact CUDA binned path: values with an odd significand go one bin up (a wrong unit)") \
-  X(ExactNoRecount, "exact_no_recount", "exact CUDA binned path: a block holding inf or NaN skips the recount (bin 31 stays non-finite, no counts)") \
+  X(ExactBinShift, "exact_bin_shift", "exact CUDA binned path: values whose float32 bit 16 (bfloat16's last significand bit) is set go one bin up (a wrong unit)") \
+  X(ExactNoRecount, "exact_no_recount", "exact CUDA binned path: a block holding inf or NaN neither flags it (sums) nor recounts (partial words): the last bin stays non-finite") \
   X(OpsWrongIdentity, "ops_wrong_identity", "reduction ops: max's identity is 0, not the lowest value (amax pads idle lanes with 0)") \
   X(ArgmaxLastTie, "argmax_last_tie", "argmax/argmin: a tie goes to the later index, not the first") \
   X(WelfordNoCorrection, "welford_no_correction", "var/std: Chan's combine drops the mean-difference term d^2*na*nb/n") \
   X(RowsLanesDropLast, "rows_lanes_drop_last", "operators' rows kernel, several lanes per thread: a thread's last lane is the identity") \
-  X(TreeSmemOddSlot, "tree_smem_odd_slot", "shared-memory block tree (costly operators): the last level takes slot 0 twice, dropping slot 1")
+  X(TreeSmemOddSlot, "tree_smem_odd_slot", "shared-memory block tree (costly operators): the last level takes slot 0 twice, dropping slot 1") \
+  X(RowsMisalignedVectors, "rows_misaligned_vectors", "rows kernel: a whole lane that is not 16-byte aligned is read from the granule below it (the realignment skipped)")
 
 enum class Fault : int {
 #define RK_FAULT_ENUM(id, name, what) id,

@@ -23,8 +23,8 @@
 // sequentially (or, for a batched operator, by its lane function), lanes combine in a perfect
 // pairwise tree, and a block only ever reduces an aligned power-of-two group of lanes, which is a
 // subtree of that tree. So the grid, the block shape and the number of rows or columns never
-// change a bit. Misaligned rows and column tails take scalar loads of the same values, reduced in
-// the same order.
+// change a bit. Misaligned rows take aligned 16-byte loads realigned in registers, and short lanes
+// and column tails scalar loads, of the same values reduced in the same order.
 #pragma once
 
 #include <cuda/atomic>
@@ -260,7 +260,45 @@ __device__ __forceinline__ typename Op::Acc lane_from_regs(const uint4 (&r)[4], 
   }
 }
 
-// One lane of cnt (<= G) values at p by scalar loads (a short or misaligned lane): the same
+// The 16 NV bytes of values at p (element-aligned, any 16-byte misalignment) as NV vectors. An
+// aligned p takes NV 16-byte loads; any other p takes the NV + 1 aligned 16-byte granules that
+// hold those bytes (a granule with one byte of the run lies wholly inside its allocation) and
+// shifts them down in place, word by word (funnel shifts): the same values, in the same order, as
+// scalar loads, for one more load instead of 4 to 16 times as many (issue 21: misaligned rows
+// ran at 0.35x torch).
+template <class In, int NV>
+__device__ __forceinline__ void load_vectors(const In* __restrict__ p, uint4 (&r)[NV]) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  const int off = static_cast<int>(a & 15);
+  if (off == 0 || RK_FAULT_IS(RowsMisalignedVectors)) {  // planted: misaligned runs read as if aligned
+#pragma unroll
+    for (int u = 0; u < NV; ++u) r[u] = __ldg(reinterpret_cast<const uint4*>(a - (RK_FAULT_IS(RowsMisalignedVectors) ? off : 0)) + u);
+    return;
+  }
+  const uint4* base = reinterpret_cast<const uint4*>(a - off);
+  uint32_t w[4 * NV + 4];
+#pragma unroll
+  for (int u = 0; u <= NV; ++u) {
+    const uint4 v = __ldg(base + u);
+    w[4 * u] = v.x, w[4 * u + 1] = v.y, w[4 * u + 2] = v.z, w[4 * u + 3] = v.w;
+  }
+  // Word j becomes bytes [off + 4j, off + 4j + 4): ascending j reads only words not yet replaced.
+  const int q = off >> 2, sh = 8 * (off & 3);
+#pragma unroll
+  for (int j = 0; j < 4 * NV; ++j) {
+    const uint32_t lo = q == 0 ? w[j] : q == 1 ? w[j + 1] : q == 2 ? w[j + 2] : w[j + 3];
+    if constexpr (sizeof(In) >= 4) {  // whole words: no byte shift
+      w[j] = lo;
+    } else {
+      const uint32_t hi = q == 0 ? w[j + 1] : q == 1 ? w[j + 2] : q == 2 ? w[j + 3] : w[j + 4];
+      w[j] = __funnelshift_r(lo, hi, sh);
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < NV; ++u) r[u] = make_uint4(w[4 * u], w[4 * u + 1], w[4 * u + 2], w[4 * u + 3]);
+}
+
+// One lane of cnt (<= G) values at p by scalar loads (a short lane): the same
 // values in the same order as the whole-lane path.
 template <class In, class Op>
 __device__ __forceinline__ typename Op::Acc lane_scalar(const In* __restrict__ p, int cnt, int64_t i0, const red::Params& prm) {
@@ -279,15 +317,15 @@ __device__ __forceinline__ typename Op::Acc lane_scalar(const In* __restrict__ p
   }
 }
 
-// One lane: cnt (<= G) consecutive values at p, whose first has index i0. Four 16-byte loads are
-// issued before any is used when the lane is whole and aligned; otherwise scalar loads.
+// One lane: cnt (<= G) consecutive values at p, whose first has index i0. A whole lane's 16-byte
+// loads (four, or five when p is misaligned) are issued before any is used; a short lane takes
+// scalar loads.
 template <class In, class Op>
 __device__ __forceinline__ typename Op::Acc lane_reduce(const In* __restrict__ p, int cnt, int64_t i0, const red::Params& prm) {
   constexpr int G = 64 / sizeof(In);
-  if (cnt == G && aligned16(p)) {
+  if (cnt == G) {
     uint4 r[4];
-#pragma unroll
-    for (int u = 0; u < 4; ++u) r[u] = __ldg(reinterpret_cast<const uint4*>(p) + u);
+    load_vectors<In, 4>(p, r);
     return lane_from_regs<In, Op>(r, i0, prm);
   }
   return lane_scalar<In, Op>(p, cnt, i0, prm);
@@ -307,8 +345,8 @@ inline constexpr int kRowsMinBlocks =
     kUp == 1 ? (Op::kBatched && sizeof(In) == 4 ? 5 : 1) : (kUp == 2 ? 4 : (kUp == 4 ? 2 : 3));
 
 // Lanes lane0 .. lane0 + K - 1 of a row of L values at xr (K = 2 or 4) merged pairwise: all 4K
-// loads first when every lane is whole and aligned; otherwise lane by lane, lanes past the row
-// being the identity, as the perfect tree pads them.
+// loads first (4K + 1 when misaligned) when every lane is whole; otherwise lane by lane, lanes
+// past the row being the identity, as the perfect tree pads them.
 template <class In, class Op, int K>
 __device__ __forceinline__ typename Op::Acc lanes_up_front(const In* __restrict__ xr, int64_t L, int64_t lanes, int64_t lane0,
                                                            const red::Params& prm) {
@@ -316,14 +354,11 @@ __device__ __forceinline__ typename Op::Acc lanes_up_front(const In* __restrict_
   constexpr int G = 64 / sizeof(In);
   const int64_t start = lane0 * G;
   Acc a[K];
-  if (start + K * G <= L && aligned16(xr + start)) {
-    uint4 r[K][4];
+  if (start + K * G <= L) {
+    uint4 r[4 * K];
+    load_vectors<In, 4 * K>(xr + start, r);
 #pragma unroll
-    for (int j = 0; j < K; ++j)
-#pragma unroll
-      for (int u = 0; u < 4; ++u) r[j][u] = __ldg(reinterpret_cast<const uint4*>(xr + start) + 4 * j + u);
-#pragma unroll
-    for (int j = 0; j < K; ++j) a[j] = lane_from_regs<In, Op>(r[j], start + j * G, prm);
+    for (int j = 0; j < K; ++j) a[j] = lane_from_regs<In, Op>(reinterpret_cast<const uint4(&)[4]>(r[4 * j]), start + j * G, prm);
   } else {
 #pragma unroll
     for (int j = 0; j < K; ++j) {

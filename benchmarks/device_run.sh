@@ -7,7 +7,9 @@
 # initcheck on a subset), sanitize_ops (the same on the operators' tests), faults
 # (benchmarks/faults.py), corpus (tests/corpus.py: record and compare the bits corpus), fault_patches (benchmarks/fault_patches.py, PATCHES_ARGS), tune,
 # tune_ops (benchmarks/tune_ops.py), quick (benchmark --quick), bench (full sweep into
-# $OUT/res/h200), dims (bench.py --dims into $OUT/res/h200), exact (bench_exact.py into
+# $OUT/res/h200), dims (bench.py --dims into $OUT/res/h200), rfa (CUB's RFA library from .cccl),
+# exact_families (bench_exact_families.py into $OUT/res/exact_families), misaligned
+# (bench_misaligned.py into $OUT/res/misaligned), exact (bench_exact.py into
 # $OUT/res/h200), ops (bench_ops.py into $OUT/res/h200), notebook (benchmarks/notebooks/tour.ipynb
 # executed into $OUT/res/tour.ipynb; nbclient, nbformat and ipykernel installed offline from
 # .whl/notebook/ when missing), distributed (tests/test_distributed.py with NCCL at world size 1 and
@@ -58,6 +60,14 @@ assert r._C.cuda_built, 'extension built without CUDA'; assert r._C.fault == 'no
   verdict "build ($(( $(date +%s) - start )) s)" $rc
   grep -i -E "spill|warning" "$OUT/res/build.log" | sort | uniq -c | head -20 >>"$OUT/summary.txt"
   [ $rc = 0 ] || { tail -40 "$OUT/res/build.log"; finish; }
+fi
+if has rfa; then
+  # CUB's RFA for bench_exact_families.py: needs CCCL main's headers in .cccl (carried: an ignored
+  # copy of github.com/NVIDIA/cccl) or CCCL_DIR.
+  log "CUB RFA library (benchmarks/rfa/build.sh)"
+  bash benchmarks/rfa/build.sh >"$OUT/res/rfa_build.log" 2>&1
+  verdict rfa_build $?
+  tail -3 "$OUT/res/rfa_build.log"
 fi
 if has test; then
   log "tests"
@@ -162,6 +172,20 @@ if has exact; then
   log "benchmark method=exact (benchmarks/bench_exact.py)"
   timeout ${EXACT_TIMEOUT:-500} python3 benchmarks/bench_exact.py --out "$OUT/res/h200" 2>&1 | tee "$OUT/res/exact.log" | tail -70
   verdict exact "${PIPESTATUS[0]}"
+fi
+if has exact_families; then
+  log "method=exact by data family, with CUB's RFA in the same run (benchmarks/bench_exact_families.py)"
+  timeout ${EXACT_TIMEOUT:-540} python3 benchmarks/bench_exact_families.py --out "$OUT/res/exact_families" ${EXACT_ARGS:-} 2>&1 \
+    | tee "$OUT/res/exact_families.log" | grep -v "^|" | tail -40
+  rc=${PIPESTATUS[0]}
+  [ $rc = 1 ] && log "exact_families: targets missed (figures written)" && rc=0  # a miss is a finding, not a failure
+  verdict exact_families $rc
+fi
+if has misaligned; then
+  log "misaligned rows against their aligned twins and torch (benchmarks/bench_misaligned.py)"
+  timeout ${MISALIGNED_TIMEOUT:-300} python3 benchmarks/bench_misaligned.py --out "$OUT/res/misaligned" ${MISALIGNED_ARGS:-} 2>&1 \
+    | tee "$OUT/res/misaligned.log" | tail -20
+  verdict misaligned "${PIPESTATUS[0]}"
 fi
 if has ops; then
   log "benchmark of every reduction op (benchmarks/bench_ops.py)"

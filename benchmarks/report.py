@@ -30,6 +30,7 @@ import argparse
 import ast
 import difflib
 import json
+import math
 import os
 import re
 import shlex
@@ -475,6 +476,61 @@ def distributed_block(res: dict | None, path: str) -> str:
     return world_table(res, path)
 
 
+# method="exact" by data family with CUB's RFA in the same run, and misaligned rows (issues 22 and
+# 21): measured on the H100 the device tool lent (no H200 came in that session).
+EXACT_FAMILIES = "benchmarks/results/h100/exact_families/results_exact_families.json"
+MISALIGNED = "benchmarks/results/h100/misaligned/results_misaligned.json"
+
+
+def exact_families_block(run: dict | None, path: str) -> str:
+    """Per dtype and size, the worst family's exact / auto and the best exact / RFA, from the
+    family benchmark's JSON (every row is in the .md beside it)."""
+    if run is None:
+        return f"(no result file yet: `{path}`)"
+    from reducekit.bench import exact_families as ef
+    env = run["env"]
+    lines = [para(f"{env.get('gpu', '?')}, {env.get('date', '?')}, torch {env.get('torch', '?')}; read ceiling "
+                  f"{env['read_ceiling']['gbps'] / 1e3:.2f} TB/s. Per dtype and size, over the {len(ef.FAMILIES)} families "
+                  f"({', '.join(ef.FAMILIES)}): the largest exact / auto and exact / RFA (CUB's reproducible sum, same process), "
+                  f"graph (eager), and the family where it is largest. Every row: `{path[:-5]}.md`; generated from `{path}`."), "",
+             "| dtype | N | path | exact / auto, worst | family | exact / RFA, worst | family | CUDA bits = CPU bits |",
+             "|---|---|---|---:|---|---:|---|---|"]
+    groups: dict = {}
+    for r in run["rows"]:
+        groups.setdefault((r["dtype"], r["n"]), []).append(r)
+    for (dt, n), rs in groups.items():
+        def worst(key):
+            best = max(rs, key=lambda r: r["graph_us"]["exact"] / r["graph_us"][key] if key in r["graph_us"] else 0)
+            if key not in best["graph_us"]:
+                return "—", "—"
+            return (f"{best['graph_us']['exact'] / best['graph_us'][key]:.2f} "
+                    f"({best['eager_us']['exact'] / best['eager_us'][key]:.2f})", best["data"])
+        a, af = worst("auto")
+        f, ff = worst("rfa")
+        path_name = "binned" if dt in ("float32", "bfloat16") else "checked"
+        lines.append(f"| {dt} | 2^{int(math.log2(n))} | {path_name} | {a} | {af} | {f} | {ff} | "
+                     f"{'all equal' if all(r['cpu_bits_equal'] for r in rs) else 'DIFFER'} |")
+    dec = ef.decision(run)
+    w = dec["worst"]
+    met = sum(t["met"] for t in ef.targets(run))
+    lines += ["", para(f"Targets met: {met} of {len(ef.targets(run))}. Decision (item 4): float32 exact costs up to "
+                       f"{w['ratio']:.2f}x auto ({w['data']}, 2^{int(math.log2(w['n']))}, {w['mode']}), above 1.03, so `auto` "
+                       f"stays as it is.")]
+    return "\n".join(lines)
+
+
+def misaligned_block(run: dict | None, path: str) -> str:
+    if run is None:
+        return f"(no result file yet: `{path}`)"
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    try:
+        from bench_misaligned import markdown
+    finally:
+        sys.path.pop(0)
+    md = markdown(run).split("\n")
+    return "\n".join(md[2:]).rstrip() + f"\n\nGenerated from `{path}`."
+
+
 def special_block(root: str = ROOT) -> str:
     """The special-value rules table, from tests/special_values.py (the test's own list)."""
     sys.path.insert(0, os.path.join(root, "tests"))
@@ -509,6 +565,8 @@ def blocks(root: str = ROOT) -> dict[str, str]:
         "special": special_block(root),
         "patches": patches_block([(p, load(p)) for p in PATCH_RUNS]),
         "distributed": distributed_block(load(DIST_WORLD2), DIST_WORLD2),
+        "exact_families": exact_families_block(load(EXACT_FAMILIES), EXACT_FAMILIES),
+        "misaligned": misaligned_block(load(MISALIGNED), MISALIGNED),
     }
 
 

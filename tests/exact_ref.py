@@ -88,7 +88,7 @@ def same_value(got: float, want: float) -> bool:
     return got == want and math.copysign(1.0, got) == math.copysign(1.0, want)
 
 
-FAMILIES = ("normal", "mean1e4", "uniform", "wide", "cancel", "equal", "subnormal", "halfway")
+FAMILIES = ("normal", "mean1e4", "uniform", "wide", "cancel", "equal", "subnormal", "halfway", "gradient", "int2e20")
 
 
 def family_tensor(family: str, n: int, dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
@@ -97,7 +97,9 @@ def family_tensor(family: str, n: int, dtype: torch.dtype, gen: torch.Generator)
     (magnitudes over the dtype's whole exponent range, subnormals included, both signs), cancel
     (1e30 / -1e30 pairs, scaled to the dtype's range, around small values, shuffled), equal (one
     value repeated), subnormal (only subnormals), halfway (values whose sum lies near rounding
-    midpoints of the dtype: 1 plus multiples of a quarter ulp)."""
+    midpoints of the dtype: 1 plus multiples of a quarter ulp), gradient (|x| log-uniform in
+    [1e-8, 1e3], random signs; float16 divided by 64), int2e20 (integers in [-1000, 1000] times 2^20;
+    float16 times 2^-4): the exact issue's families (issue 22)."""
     fi = torch.finfo(dtype)
     if family == "normal":
         x = torch.randn(n, generator=gen, dtype=torch.float64) + 1
@@ -124,6 +126,13 @@ def family_tensor(family: str, n: int, dtype: torch.dtype, gen: torch.Generator)
         x = torch.full((n,), v, dtype=torch.float64)
     elif family == "subnormal":
         x = (torch.rand(n, generator=gen, dtype=torch.float64) - 0.5) * fi.smallest_normal
+    elif family == "gradient":
+        mag = torch.pow(10.0, torch.rand(n, generator=gen, dtype=torch.float64) * 11 - 8)
+        x = torch.where(torch.rand(n, generator=gen) < 0.5, -mag, mag)
+        if dtype == torch.float16:
+            x = x / 64
+    elif family == "int2e20":
+        x = torch.randint(-1000, 1001, (n,), generator=gen).double() * (2.0**-4 if dtype == torch.float16 else 2.0**20)
     elif family == "halfway":
         q = torch.randint(-3, 4, (n,), generator=gen).double() * (fi.eps / 4)
         x = torch.where(torch.arange(n) % 2 == 0, torch.ones(n, dtype=torch.float64), q)

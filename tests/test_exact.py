@@ -4,7 +4,8 @@ The oracle is exact_ref: the exact rational sum (integer arithmetic) rounded onc
 dtype. Correct rounding implies the bitwise equalities tested here: CPU against CUDA, every
 compiled CUDA configuration and grid, any permutation, and any split into shards combined
 through exact_partial / exact_round. Planted faults exact_drop_carry, exact_truncate and
-exact_spill_low (benchmarks/results/h200/faults.md), and on the binned path exact_bin_shift,
+exact_spill_low (benchmarks/results/h200/faults.md), and on the binned path (float32 and
+bfloat16) exact_bin_shift,
 exact_no_recount and exact_drop_block, must fail these tests.
 """
 import math
@@ -117,26 +118,35 @@ def test_permutation_and_shards(device, dtype):
             assert same_bits(reducekit.exact_round(mixed, dtype), whole.cpu())
 
 
+BINNED_DTYPES = [torch.float32, torch.bfloat16]
+
+
 @pytest.mark.cuda
+@pytest.mark.parametrize("dtype", BINNED_DTYPES, ids=str)
 @pytest.mark.parametrize("family", FAMILIES)
-def test_binned_path(family):
-    """float32 rows of 2^22 values and more take the binned path (csrc/cuda/engine/exact.cu): every
-    data family correctly rounded and equal to the CPU's bits, as one row and as rows over dims."""
+def test_binned_path(family, dtype):
+    """float32 and bfloat16 rows of 2^22 values and more take the binned path
+    (csrc/cuda/engine/exact.cu): every data family correctly rounded and equal to the CPU's bits,
+    as one row and as rows over dims."""
     n = 2**22 + 5
-    x = data(family, n, torch.float32, "binned")
+    x = data(family, n, dtype, "binned")
     r = check(x, "cuda")
     assert same_bits(r.cpu(), reducekit.sum(x, method="exact")), "CPU and CUDA differ"
     rows = torch.stack([x[: 2**22], x[5:]]).cuda()  # two rows of 2^22: both binned, one launch
     got = reducekit.sum(rows, 1, method="exact").cpu()
     assert same_bits(got, reducekit.sum(rows.cpu(), 1, method="exact"))
+    wide = reducekit.sum(x.cuda(), method="exact", dtype=torch.float32)  # rounded into another format
+    assert same_value(wide.item(), correctly_rounded(x, torch.float32))
 
 
 @pytest.mark.cuda
-def test_binned_path_specials():
-    """inf and NaN on the binned path (the blocks holding them read their values again): the sum is
-    torch's class of result (+inf, -inf or NaN) and the CPU's bits; finite values around them do
-    not matter."""
-    base = data("wide", 2**22 + 3, torch.float32, "binned specials")
+@pytest.mark.parametrize("dtype", BINNED_DTYPES, ids=str)
+def test_binned_path_specials(dtype):
+    """inf and NaN on the binned path: the sum is torch's class of result (+inf, -inf or NaN) and
+    the CPU's bits, finite values around them not mattering (a sum reads the special from the last
+    bin); exact_partial's words carry the specials' counts (the blocks holding them read their
+    values again), the CPU's words."""
+    base = data("wide", 2**22 + 3, dtype, "binned specials")
     inf = float("inf")
     for plant, want in [({7: inf}, inf), ({2**21: -inf}, -inf), ({5: inf, 2**22: -inf}, math.nan), ({99: math.nan}, math.nan),
                         ({0: inf, 1: inf, 2**22 + 2: inf}, inf)]:
@@ -146,6 +156,8 @@ def test_binned_path_specials():
         got = reducekit.sum(x.cuda(), method="exact").cpu()
         assert same_bits(got, reducekit.sum(x, method="exact")), (plant, got.item())
         assert (math.isnan(want) and math.isnan(got.item())) or got.item() == want, (plant, got.item())
+        words = reducekit.exact_partial(x.cuda()).cpu()
+        assert torch.equal(words, reducekit.exact_partial(x)), (plant, words[-3:].tolist())
 
 
 @pytest.mark.cuda

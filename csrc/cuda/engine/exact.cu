@@ -339,54 +339,70 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) exact_kernel(const In* __
 }
 
 // ---------------------------------------------------------------------------------------------
-// The binned path: float32 rows at a cost that does not depend on the values.
+// The binned path: float32 and bfloat16 rows at a cost that does not depend on the values.
 //
 // Why it exists: the checked float64 sum above is cheap while its additions stay exact, but data
 // over many exponents (gradients, the whole range) makes nearly every addition inexact and every
 // spill a contended shared-memory atomic: 2x to 63x `auto` (NOTES.md, issue 22). Here every value
 // takes the same few instructions, whatever it is (the budget: NOTES.md, issue 22).
-//  - Bins by exponent (the exponent-indexed float64 bins of the issue's anchors): bin b takes the
-//    values whose biased float32 exponent lies in [8b, 8b + 8). Each is a multiple of the bin's
-//    unit 2^(8b - 150) and below 2^31 units, so a float64 adds 2^22 of them exactly, in any order.
-//  - Each thread owns a column of 32 float64 bins in shared memory ([bin][thread]: no bank
-//    conflict, no atomic, no branch): per float32 value one conversion, one index, one shared
-//    load, add and store.
-//  - A block takes at most 2^22 values, so its column sums are exact; they become int64 counts of
-//    units, which every block adds into the row's 35 int64 accumulators with global atomics
-//    (integers: the order does not matter; below 2^62 for rows under 2^31 values). The last block
-//    of the row reads the exact sum as 32 integers and rounds it once: from a float64 pair when
+//  - Bins by exponent (the exponent-indexed float64 bins of the issue's anchors). A value is read
+//    as float32 bits (a bfloat16 is the top half of its float32); bin b takes the biased exponents
+//    [W b, W b + W), whose values are multiples of the bin's unit and below 2^U units:
+//      float32:  W = 8,  32 bins, unit 2^(8b - 150),  U = 31 (24-bit significands, 7 more exponents);
+//      bfloat16: W = 16, 16 bins, unit 2^(16b - 134), U = 23 (8-bit significands, 15 more exponents).
+//    A float64 bin adds 2^(53 - U) of them exactly, in any order: 2^22 float32, 2^30 bfloat16.
+//  - Each thread owns a column of float64 bins in shared memory ([bin][thread]: no bank conflict,
+//    no atomic, no branch): per value one conversion, one index, one shared load, add and store.
+//  - A block takes at most 2^(53 - U) values, so its column sums are exact; they become int64
+//    counts of units, which every block adds into the row's int64 accumulators with global atomics
+//    (integers: the order does not matter; below 2^(U + 31) for rows under 2^31 values). The last
+//    block of the row reads the exact sum as integers and rounds it once: from a float64 pair when
 //    the bins' sum fits one (round_pair), else through the limbs.
-//  - bfloat16 was tried the same way (float32 sub-bins flushed every 512 values): it ran at half
-//    its memory speed on every data, slower than the checked path on benign data, and float16 and
-//    float64 were not tried; they keep the checked path (NOTES.md, issue 22).
-//  - inf and NaN (exponent 255) land in bin 31 and make it non-finite. A block that sees that
-//    reads its values again, to count them and to add bin 31's finite values without them: the one
-//    cost that depends on the data, a second read of the blocks that hold an inf or a NaN.
+//  - bfloat16 was first tried with float32 sub-bins flushed every 512 values (half its memory speed
+//    on every data); float16 keeps the checked path, whose float64 run is already exact for 2^13
+//    values of any magnitude, and float64 too (NOTES.md, issue 22).
+//  - inf and NaN (exponent 255) land in the last bin and make it non-finite, which then says which
+//    special the sum is (no second read). Only exact_partial's words, which carry the specials'
+//    counts, make a block that holds an inf or a NaN read its values again: the one cost that
+//    depends on the data.
 namespace binned {
-constexpr int kBins = 32;
-constexpr int kUnit0 = -150;                            // bin b's unit: 2^(8b + kUnit0)
-constexpr int64_t kMaxBlockValues = int64_t(1) << 22;  // x 2^31 units < 2^53: block sums exact in float64
-constexpr int64_t kMaxRowValues = int64_t(1) << 31;    // x 2^31 units < 2^62: row sums exact in int64
-constexpr int kWords = kBins + exact::kSpecials;        // a block's partial: 32 unit counts, NaN/+inf/-inf counts
+template <class In> struct Bins;
+template <> struct Bins<float> {
+  static constexpr int kWidth = 8, kShift = 26, kBins = 32, kUnit0 = -150, kUnitBits = 31;
+};
+template <> struct Bins<__nv_bfloat16> {
+  static constexpr int kWidth = 16, kShift = 27, kBins = 16, kUnit0 = -134, kUnitBits = 23;
+};
+template <class In>
+struct Layout : Bins<In> {
+  using B = Bins<In>;
+  static_assert(B::kWidth * B::kBins == 256 && (1 << (B::kShift - 23)) == B::kWidth,
+                "the bins cover the 8-bit exponent; float32 bits >> kShift are the bin");
+  static constexpr int64_t kMaxBlockValues = int64_t(1) << (53 - B::kUnitBits);  // block sums exact in float64
+  static constexpr int kWords = B::kBins + exact::kSpecials;           // 32 or 16 unit counts, NaN/+inf/-inf counts
+  // 2^(W b + kUnit0) and its inverse.
+  static __device__ __forceinline__ double unit(int b) {
+    return __longlong_as_double(static_cast<long long>(1023 + B::kWidth * b + B::kUnit0) << 52);
+  }
+  static __device__ __forceinline__ double inv_unit(int b) {
+    return __longlong_as_double(static_cast<long long>(1023 - B::kWidth * b - B::kUnit0) << 52);
+  }
+  // A value's bin, from its float32 bits.
+  static __device__ __forceinline__ int bin_of(uint32_t w) {
+    const int b = static_cast<int>((w >> B::kShift) & (B::kBins - 1));
+    return RK_FAULT_IS(ExactBinShift) ? (b + (w >> 16 & 1)) & (B::kBins - 1) : b;  // planted: odd low significands one bin up
+  }
+};
+constexpr int64_t kMaxRowValues = int64_t(1) << 31;  // x 2^31 units < 2^62: row sums exact in int64
 constexpr Format kFmt = exact::kSingleFmt;
 
-// 2^(8b + kUnit0) and its inverse.
-__device__ __forceinline__ double unit(int b) { return __longlong_as_double(static_cast<long long>(1023 + 8 * b + kUnit0) << 52); }
-__device__ __forceinline__ double inv_unit(int b) { return __longlong_as_double(static_cast<long long>(1023 - 8 * b - kUnit0) << 52); }
-
-// A float32 value's bin, from its bits.
-__device__ __forceinline__ int bin_of(uint32_t w) {
-  const int b = static_cast<int>((w >> 26) & 31);
-  return RK_FAULT_IS(ExactBinShift) ? (b + (w & 1)) & 31 : b;  // planted: odd significands one bin up
-}
-
 // Shared memory of a block: its threads' float64 bins.
-template <int BLOCK>
-constexpr size_t smem_bytes() { return size_t(kBins) * BLOCK * 8; }
+template <class In, int BLOCK>
+constexpr size_t smem_bytes() { return size_t(Bins<In>::kBins) * BLOCK * 8; }
 
-// Adds the int64 count of units `cnt` of bin b into the limbs of kFmt (shared, atomics).
-__device__ __forceinline__ void count_to_limbs(long long cnt, int b, long long* limbs) {
-  const int q = 8 * b + kUnit0 - kFmt.base;  // >= 10
+// Adds the int64 count of units `cnt` of the unit 2^e into the limbs of kFmt (shared, atomics).
+__device__ __forceinline__ void count_to_limbs(long long cnt, int e, long long* limbs) {
+  const int q = e - kFmt.base;  // >= 10
   const int k = q >> 5, s = q & 31;
   const uint64_t lo = static_cast<uint64_t>(cnt) << s;
   const long long hi = s ? (cnt >> (64 - s)) : (cnt < 0 ? -1 : 0);  // cnt * 2^s = hi * 2^64 + lo
@@ -406,8 +422,10 @@ struct FlagSink {
 
 template <class In, int BLOCK, int UNROLL>
 __global__ void __launch_bounds__(BLOCK) binned_kernel(const In* __restrict__ x, ExactParams p) {
-  using namespace binned;
-  static_assert(std::is_same_v<In, float>, "the binned path takes float32");
+  using Lay = binned::Layout<In>;
+  constexpr int kBins = Lay::kBins, kWords = Lay::kWords, kLast = kBins - 1;
+  constexpr Format kFmt = binned::kFmt;
+  static_assert(kBins <= 32, "one lane per bin at the end");
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ long long s_acc[kWords];  // the block's, then the row's, unit counts and special counts
   __shared__ long long s_limbs[kFmt.limbs];
@@ -433,8 +451,19 @@ __global__ void __launch_bounds__(BLOCK) binned_kernel(const In* __restrict__ x,
 
   // This thread's values, once each, as float32 bits: on_bits(w) for each.
   auto walk = [&](auto&& on_bits) {
-    auto on_vec = [&](const uint4& v) { on_bits(v.x), on_bits(v.y), on_bits(v.z), on_bits(v.w); };
-    auto scalar_bits = [&](int64_t i) -> uint32_t { return __float_as_uint(xr[i]); };
+    auto on_word = [&](uint32_t w) {
+      if constexpr (std::is_same_v<In, float>) {
+        on_bits(w);
+      } else {  // two bfloat16, the lower first: each the top half of a float32
+        on_bits(w << 16);
+        on_bits(w & 0xffff0000u);
+      }
+    };
+    auto on_vec = [&](const uint4& v) { on_word(v.x), on_word(v.y), on_word(v.z), on_word(v.w); };
+    auto scalar_bits = [&](int64_t i) -> uint32_t {
+      if constexpr (std::is_same_v<In, float>) return __float_as_uint(xr[i]);
+      else return static_cast<uint32_t>(__bfloat16_as_ushort(xr[i])) << 16;
+    };
     for (int64_t i = part * kStep + tid; i < full_end; i += sweep) {
       uint4 r[UNROLL];
 #pragma unroll
@@ -458,30 +487,44 @@ __global__ void __launch_bounds__(BLOCK) binned_kernel(const In* __restrict__ x,
     if (gtid < sp.tail) on_bits(scalar_bits(p.len - sp.tail + gtid));
   };
 
-  walk([&](uint32_t w) { bins[bin_of(w) * BLOCK] += static_cast<double>(__uint_as_float(w)); });
+  walk([&](uint32_t w) { bins[Lay::bin_of(w) * BLOCK] += static_cast<double>(__uint_as_float(w)); });
   allow_dependent_launch();
 
-  // inf or NaN made bin 31 non-finite somewhere in the block: count them and redo bin 31 without.
-  if (__syncthreads_or(!isfinite(bins[31 * BLOCK])) && !RK_FAULT_IS(ExactNoRecount)) {  // planted: no recount
-    bins[31 * BLOCK] = 0;
-    walk([&](uint32_t w) {
-      const uint32_t e = (w >> 23) & 0xff;
-      if (e == 0xff) {
-        atomicAdd(reinterpret_cast<unsigned long long*>(s_acc + kBins + ((w & 0x7fffff) ? 0 : (w >> 31) ? 2 : 1)), 1ull);
-      } else if (e >> 3 == 31) {
-        bins[31 * BLOCK] += static_cast<double>(__uint_as_float(w));
+  // inf or NaN made the last bin non-finite somewhere in the block. A sum: the bin alone says which
+  // special the result is, since a float64 bin of finite values cannot overflow (at most 2^30
+  // values below 2^128): +inf (only +inf met), -inf, or NaN (a NaN, or both infinities). A flag
+  // per thread is enough to round (exact::round_limbs reads counts as present or not), at no second
+  // read. Partial words (exact_partial) carry the specials' true counts, so there the block reads
+  // its values again, to count them and to redo that bin without them.
+  if (__syncthreads_or(!isfinite(bins[kLast * BLOCK])) && !RK_FAULT_IS(ExactNoRecount)) {  // planted: neither
+    if (!p.words) {
+      const double v = bins[kLast * BLOCK];
+      if (!isfinite(v)) {
+        atomicAdd(reinterpret_cast<unsigned long long*>(s_acc + kBins + (v != v ? 0 : v > 0 ? 1 : 2)), 1ull);
+        bins[kLast * BLOCK] = 0;
       }
-    });
-    __syncthreads();
+      __syncthreads();
+    } else {
+      bins[kLast * BLOCK] = 0;
+      walk([&](uint32_t w) {
+        const uint32_t e = (w >> 23) & 0xff;
+        if (e == 0xff) {
+          atomicAdd(reinterpret_cast<unsigned long long*>(s_acc + kBins + ((w & 0x7fffff) ? 0 : (w >> 31) ? 2 : 1)), 1ull);
+        } else if (Lay::bin_of(w) == kLast) {
+          bins[kLast * BLOCK] += static_cast<double>(__uint_as_float(w));
+        }
+      });
+      __syncthreads();
+    }
   }
-  // The block's column sums (exact: at most 2^22 values), as counts of units.
+  // The block's column sums (exact: at most kMaxBlockValues values), as counts of units.
   for (int b = warp; b < kBins; b += BLOCK / 32) {
     double s = 0;
 #pragma unroll
     for (int k = 0; k < BLOCK / 32; ++k) s += all_bins[b * BLOCK + 32 * k + lane];
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
-    if (lane == 0) s_acc[b] = __double2ll_rn(s * inv_unit(b));
+    if (lane == 0) s_acc[b] = __double2ll_rn(s * Lay::inv_unit(b));
   }
   __syncthreads();
 
@@ -503,17 +546,18 @@ __global__ void __launch_bounds__(BLOCK) binned_kernel(const In* __restrict__ x,
   }
   if (warp != 0) return;
 
-  // The row's exact sum is sum_b s_acc[b] * 2^(8b + kUnit0) (lane b holds bin b), or a special.
-  const long long cnt = s_acc[lane];
+  // The row's exact sum is sum_b s_acc[b] * unit(b) (lane b holds bin b), or a special.
+  const long long cnt = lane < kBins ? s_acc[lane] : 0;
+  const int b = lane < kBins ? lane : 0;
   const bool special = s_acc[kBins] != 0 || s_acc[kBins + 1] != 0 || s_acc[kBins + 2] != 0;
   if (!p.words && !special) {
-    // Fast: lane b's count as an exact float64 pair (|cnt| < 2^62), the 32 pairs merged with the
+    // Fast: lane b's count as an exact float64 pair (|cnt| < 2^62), the pairs merged with the
     // checked additions of Acc1; if none would have spilled, the pair holds the exact sum.
     exact::Acc1 a;
     const double hi = static_cast<double>(cnt);
-    a.s = hi * unit(lane);
-    a.lo = static_cast<double>(cnt - static_cast<long long>(hi)) * unit(lane);
-    FlagSink fs;
+    a.s = hi * Lay::unit(b);
+    a.lo = static_cast<double>(cnt - static_cast<long long>(hi)) * Lay::unit(b);
+    binned::FlagSink fs;
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) {
       const exact::Acc1 o = shfl_down(a, off);
@@ -524,7 +568,7 @@ __global__ void __launch_bounds__(BLOCK) binned_kernel(const In* __restrict__ x,
     if (lane == 0 && whole) done = round_pair(a, p.o, p.out, row);
     if (__shfl_sync(0xffffffffu, done, 0)) return;
   }
-  count_to_limbs(cnt, lane, s_limbs);
+  if (cnt) binned::count_to_limbs(cnt, Lay::kWidth * b + Lay::kUnit0, s_limbs);
   __syncwarp();
   if (lane != 0) return;
   auto* limbs = reinterpret_cast<int64_t*>(s_limbs);
@@ -559,7 +603,7 @@ __global__ void exact_round_kernel(const int64_t* __restrict__ w, int64_t rows, 
 #define RK_EXACT_CONFIGS(X) X(256, 4) X(512, 2) X(128, 4) X(256, 2) X(64, 4)
 
 template <class In>
-inline constexpr bool kBinnable = std::is_same_v<In, float>;
+inline constexpr bool kBinnable = std::is_same_v<In, float> || std::is_same_v<In, __nv_bfloat16>;
 
 // The kernel of a path (false: the checked float64 sums, true: the bins) and its dynamic shared
 // memory; the attribute is raised once where it is over the default 48 KiB.
@@ -572,7 +616,7 @@ template <class In, int BLOCK, int UNROLL, bool BINNED>
 size_t smem_of() {
   if constexpr (BINNED) {
     static const size_t v = [] {
-      const size_t b = binned::smem_bytes<BLOCK>();
+      const size_t b = binned::smem_bytes<In, BLOCK>();
       cudaFuncSetAttribute(binned_kernel<In, BLOCK, UNROLL>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(b));
       return b;
     }();
@@ -601,7 +645,7 @@ int plan_bpr(const ExactArgs& a) {
   const int64_t needed = std::max<int64_t>(1, ceil_div(vecs, static_cast<int64_t>(BLOCK) * UNROLL));
   const int64_t per_row = std::max<int64_t>(1, wave / a.rows);
   int64_t bpr = a.tuning.exact_bpr > 0 ? a.tuning.exact_bpr : std::min<int64_t>({needed, per_row, 1 << 20});
-  if constexpr (BINNED) bpr = std::max<int64_t>(bpr, ceil_div(a.len, binned::kMaxBlockValues));  // exactness, not speed
+  if constexpr (BINNED) bpr = std::max<int64_t>(bpr, ceil_div(a.len, binned::Layout<In>::kMaxBlockValues));  // exactness, not speed
   return static_cast<int>(bpr);
 }
 
@@ -610,7 +654,7 @@ size_t workspace(const ExactArgs& a) {
   const int64_t bpr = plan_bpr<In, BLOCK, UNROLL, BINNED>(a);
   if (bpr == 1) return 0;
   if constexpr (BINNED) {
-    return align256(a.rows * binned::kWords * 8 + a.rows * 4);  // the rows' accumulators, then their tickets
+    return align256(a.rows * binned::Layout<In>::kWords * 8 + a.rows * 4);  // the rows' accumulators, then their tickets
   } else {
     const int64_t blocks = a.rows * bpr;
     const int L = ExactTraits<In>::kFmt.limbs;
@@ -633,9 +677,10 @@ cudaError_t run(const ExactArgs& a) {
     char* w = static_cast<char*>(a.workspace);
     if (!w) return cudaErrorInvalidValue;
     if constexpr (BINNED) {  // the rows' accumulators and tickets, zeroed by one memset
+      constexpr int kWords = binned::Layout<In>::kWords;
       p.part_l = reinterpret_cast<long long*>(w);
-      p.counters = reinterpret_cast<unsigned*>(w + a.rows * binned::kWords * 8);
-      if (const cudaError_t e = cudaMemsetAsync(w, 0, a.rows * (binned::kWords * 8 + 4), a.stream); e != cudaSuccess) return e;
+      p.counters = reinterpret_cast<unsigned*>(w + a.rows * kWords * 8);
+      if (const cudaError_t e = cudaMemsetAsync(w, 0, a.rows * (kWords * 8 + 4), a.stream); e != cudaSuccess) return e;
       memset_used = true;
     } else {
       const int L = ExactTraits<In>::kFmt.limbs;
@@ -661,8 +706,8 @@ cudaError_t run(const ExactArgs& a) {
                                static_cast<const In*>(a.in), p);
 }
 
-// f(block, unroll, In{}, binned) with compile-time constants: the binned path for float32 rows of
-// kExactBinnedMinValues to kMaxRowValues values (its compiled configurations: RK_BINNED_CONFIGS,
+// f(block, unroll, In{}, binned) with compile-time constants: the binned path for float32 and
+// bfloat16 rows of kExactBinnedMinValues to kMaxRowValues values (its compiled configurations: RK_BINNED_CONFIGS,
 // which a forced configuration takes at any length), the checked float64 sums for the other
 // dtypes, shorter and longer rows, and the other forced configurations.
 #define RK_BINNED_CONFIGS(X) X(128, 4) X(64, 4)

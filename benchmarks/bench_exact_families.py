@@ -18,8 +18,10 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true", help="2^20 and 2^22 only, few small sizes (a check of the script)")
+    ap.add_argument("--dtypes", nargs="+", choices=ef.DTYPES, help="a subset of the dtypes (default: all)")
+    ap.add_argument("--log2-sizes", nargs="+", type=int, help="a subset of the sizes, as log2 (default: 24 26 28)")
     args = ap.parse_args()
-    run = ef.run(quick=args.quick)
+    run = ef.run(quick=args.quick, dtypes=args.dtypes, sizes=[1 << k for k in args.log2_sizes] if args.log2_sizes else None)
     for p in ef.write(run, args.out):
         print("wrote", p)
     print(ef.markdown(run))

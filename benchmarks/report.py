@@ -432,8 +432,8 @@ PATCH_RUNS = ("benchmarks/results/cpu/fault_patches_issue20.json",
               f"{RESULTS_DIR}/issue20/part3/fault_patches_03_07_15.json")
 
 
-# The sharded 2^30 table on two GPUs (the cards the device tool lent: two H100s).
-DIST_WORLD2 = "benchmarks/results/h100x2/results_distributed_world2.json"
+# The sharded 2^30 table on two H200s (issue 25).
+DIST_WORLD2 = "benchmarks/results/h200x2/results_distributed_world2.json"
 
 
 def patches_block(runs: list[tuple[str, dict | None]]) -> str:
@@ -477,9 +477,9 @@ def distributed_block(res: dict | None, path: str) -> str:
 
 
 # method="exact" by data family with CUB's RFA in the same run, and misaligned rows (issues 22 and
-# 21): measured on the H100 the device tool lent (no H200 came in that session).
-EXACT_FAMILIES = "benchmarks/results/h100/exact_families/results_exact_families.json"
-MISALIGNED = "benchmarks/results/h100/misaligned/results_misaligned.json"
+# 21), on the H200 (the same runs on an H100: benchmarks/results/h100/).
+EXACT_FAMILIES = "benchmarks/results/h200/exact_families/results_exact_families.json"
+MISALIGNED = "benchmarks/results/h200/misaligned/results_misaligned.json"
 
 
 def exact_families_block(run: dict | None, path: str) -> str:

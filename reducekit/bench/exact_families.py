@@ -125,14 +125,15 @@ class Rotation:
         self.views = [x] + [x.clone() for _ in range(count - 1)]
 
 
-def run(device=None, budget_s: float = 0.25, quick: bool = False) -> dict:
+def run(device=None, budget_s: float = 0.25, quick: bool = False, dtypes=None, sizes=None) -> dict:
     device = torch.device(device or "cuda")
     env = environment(device)
     env["read_ceiling"] = read_ceiling(device)
     rfa = load_rfa()
     env["rfa"] = {"cub_version": rfa.cub_version} if rfa else None
     cold = 4 * torch.cuda.get_device_properties(device).L2_cache_size
-    sizes = (2**20, 2**22) if quick else SIZES
+    sizes = sizes or ((2**20, 2**22) if quick else SIZES)
+    dtypes = dtypes or DTYPES
     # Warm-up of every contender (lazy initialisation, CUB's memory pool, clocks): the first row's
     # eager figures were 3x the others without it.
     warm = Rotation(family_data("normal", sizes[0], torch.float32, device), cold)
@@ -140,7 +141,7 @@ def run(device=None, budget_s: float = 0.25, quick: bool = False) -> dict:
         time_cuda_eager(fn, warm, budget_s)
     del warm
     rows = []
-    for dt in DTYPES:
+    for dt in dtypes:
         dtype = getattr(torch, dt)
         for n in sizes:
             for family in FAMILIES:
@@ -166,7 +167,7 @@ def run(device=None, budget_s: float = 0.25, quick: bool = False) -> dict:
                 del rot
                 torch.cuda.empty_cache()
     small = []
-    for dt in DTYPES:
+    for dt in dtypes:
         dtype = getattr(torch, dt)
         for n in SMALL_SIZES[:2] if quick else SMALL_SIZES:
             rot = Rotation(family_data("normal", n, dtype, device), min(cold, 64 * n * dtype.itemsize))
@@ -174,7 +175,7 @@ def run(device=None, budget_s: float = 0.25, quick: bool = False) -> dict:
                 name: time_cuda_eager(fn, rot, budget_s)[0] for name, fn in
                 (("exact", lambda v: reducekit.sum(v, method="exact")), ("torch.sum", torch.sum), ("auto", reducekit.sum))}})
     dims = []
-    for dt in ("float32", "bfloat16"):
+    for dt in [d for d in ("float32", "bfloat16") if d in dtypes]:
         dtype = getattr(torch, dt)
         for shape, dim in DIMS_SHAPES:
             if quick:

@@ -82,24 +82,25 @@ class Counter:
         rd._gather_single = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
 
 
+def time_call(fn, device) -> float:
+    """One call's time in us: CUDA events around it (after the device is idle), else the host clock."""
+    if device == "cuda":
+        torch.cuda.synchronize()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        return a.elapsed_time(b) * 1e3
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) * 1e6
+
+
 def timeit(fn, reps, device):
     for _ in range(3):
         fn()
-    ts = []
-    for _ in range(reps):
-        if device == "cuda":
-            torch.cuda.synchronize()
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            fn()
-            b.record()
-            b.synchronize()
-            ts.append(a.elapsed_time(b) * 1e3)
-        else:
-            t0 = time.perf_counter()
-            fn()
-            ts.append((time.perf_counter() - t0) * 1e6)
-    return statistics.median(ts)
+    return statistics.median(time_call(fn, device) for _ in range(reps))
 
 
 def full(r):
@@ -175,19 +176,8 @@ def rank_main(rank: int, world: int, init: str, args) -> None:
         ts = []
         for _ in range(reps):
             sync()
-            if who is not None and rank not in who:
-                continue
-            if dev == "cuda":
-                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                a.record()
-                fn()
-                b.record()
-                b.synchronize()
-                ts.append(a.elapsed_time(b) * 1e3)
-            else:
-                t0 = time.perf_counter()
-                fn()
-                ts.append((time.perf_counter() - t0) * 1e6)
+            if who is None or rank in who:
+                ts.append(time_call(fn, dev))
         sync()
         return statistics.median(ts) if ts else None
 

@@ -149,21 +149,33 @@ def markdown(run: dict) -> str:
         lines.append(f"| {s['dtype']} | {_n(s['n'])} | {e['exact']:.2f} | {e['torch.sum']:.2f} | {e['auto']:.2f} |")
     lines += ["", "## Targets", "", "CUB RFA figures are the issue's anchors (not measured here: CCCL 3.0 has no RFA).", "",
               "| target | dtype | N | data | value | limit | verdict |", "|---|---|---|---|---:|---:|---|"]
-    for t in targets(run):
-        lim = "—" if t["limit"] is None else f"{t['limit']:.3g}"
-        lines.append(f"| {t['target']} | {t['dtype']} | {_n(t['n'])} | {t['data']} | {t['value']:.3g} | {lim} | "
-                     f"{'met' if t['met'] else 'MISSED'} |")
+    lines += target_lines(targets(run))
     return "\n".join(lines) + "\n"
 
 
-def write(run: dict, out_dir: str) -> list[str]:
+def target_lines(ts: list[dict]) -> list[str]:
+    """The rows of a targets table (target, dtype, N, data, value, limit, verdict)."""
+    out = []
+    for t in ts:
+        lim = "—" if t["limit"] is None else f"{t['limit']:.3g}"
+        out.append(f"| {t['target']} | {t['dtype']} | {_n(t['n'])} | {t['data']} | {t['value']:.3g} | {lim} | "
+                   f"{'met' if t['met'] else 'MISSED'} |")
+    return out
+
+
+def write_files(out_dir: str, stem: str, record: dict, text: str) -> list[str]:
+    """stem.json (the record) and stem.md (the text) in out_dir."""
     os.makedirs(out_dir, exist_ok=True)
-    paths = [os.path.join(out_dir, FILE + ".json"), os.path.join(out_dir, FILE + ".md")]
+    paths = [os.path.join(out_dir, stem + ".json"), os.path.join(out_dir, stem + ".md")]
     with open(paths[0], "w") as f:
-        json.dump({**run, "targets": targets(run)}, f, indent=1)
+        json.dump(record, f, indent=1)
     with open(paths[1], "w") as f:
-        f.write(markdown(run))
+        f.write(text)
     return paths
+
+
+def write(run: dict, out_dir: str) -> list[str]:
+    return write_files(out_dir, FILE, {**run, "targets": targets(run)}, markdown(run))
 
 
 __all__ = ["run", "targets", "markdown", "write"]

@@ -23,7 +23,6 @@ Families (generated on the GPU, seeded):
 from __future__ import annotations
 
 import ctypes
-import json
 import math
 import os
 
@@ -31,6 +30,7 @@ import torch
 
 import reducekit
 
+from .exact import _n, target_lines, write_files
 from .timing import environment, read_ceiling, time_cuda_eager, time_cuda_graph
 
 FILE = "results_exact_families"
@@ -233,10 +233,6 @@ def decision(run: dict) -> dict:
     return {"worst": worst, "switch_auto": worst is not None and worst["ratio"] <= 1.03}
 
 
-def _n(n: int) -> str:
-    return f"2^{int(math.log2(n))}"
-
-
 def markdown(run: dict) -> str:
     env = run["env"]
     ceiling = env["read_ceiling"]["gbps"]
@@ -278,20 +274,12 @@ def markdown(run: dict) -> str:
     ts = targets(run)
     met = sum(t["met"] for t in ts)
     lines += [f"{met} of {len(ts)} met.", "", "| target | dtype | N | data | value | limit | verdict |", "|---|---|---|---|---:|---:|---|"]
-    for t in ts:
-        lines.append(f"| {t['target']} | {t['dtype']} | {_n(t['n'])} | {t['data']} | {t['value']:.3g} | {t['limit']:.3g} | "
-                     f"{'met' if t['met'] else 'MISSED'} |")
+    lines += target_lines(ts)
     return "\n".join(lines) + "\n"
 
 
 def write(run: dict, out_dir: str) -> list[str]:
-    os.makedirs(out_dir, exist_ok=True)
-    paths = [os.path.join(out_dir, FILE + ".json"), os.path.join(out_dir, FILE + ".md")]
-    with open(paths[0], "w") as f:
-        json.dump({**run, "targets": targets(run), "decision": decision(run)}, f, indent=1)
-    with open(paths[1], "w") as f:
-        f.write(markdown(run))
-    return paths
+    return write_files(out_dir, FILE, {**run, "targets": targets(run), "decision": decision(run)}, markdown(run))
 
 
 __all__ = ["FAMILIES", "family_data", "run", "targets", "decision", "markdown", "write"]

@@ -6,7 +6,9 @@
 // to 2x a plain reduce; this kernel is exact and, on ordinary data, within 3-7% of `auto` from
 // 2^28 values up, because such data rarely leaves the fast path (engine/exact.h). A fixed cost of
 // some microseconds per call (its end: merges and the final rounding) remains, and data spread
-// over the whole exponent range spills nearly every value: NOTES.md has the figures.
+// over the whole exponent range spills nearly every value: NOTES.md has the figures. float32 and
+// bfloat16 rows of 2^22 values and more take the binned path further down instead, whose cost
+// does not depend on the values.
 //  - single_pass's shape: 16-byte loads, UNROLL in flight, one wave of blocks, grid-stride,
 //    the last block to arrive finishes (a per-stream counter for whole tensors, so one launch);
 //  - per thread, float64 sums whose additions are checked exact (three adds, two compares); a
@@ -707,9 +709,9 @@ cudaError_t run(const ExactArgs& a) {
 }
 
 // f(block, unroll, In{}, binned) with compile-time constants: the binned path for float32 and
-// bfloat16 rows of kExactBinnedMinValues to kMaxRowValues values (its compiled configurations: RK_BINNED_CONFIGS,
-// which a forced configuration takes at any length), the checked float64 sums for the other
-// dtypes, shorter and longer rows, and the other forced configurations.
+// bfloat16 rows of kExactBinnedMinValues to kMaxRowValues values (its compiled configurations:
+// RK_BINNED_CONFIGS, which a forced configuration takes at any length), the checked float64 sums
+// for the other dtypes, shorter and longer rows, and the other forced configurations.
 #define RK_BINNED_CONFIGS(X) X(128, 4) X(64, 4)
 template <class F>
 cudaError_t with_config(const ExactArgs& a, F&& f) {

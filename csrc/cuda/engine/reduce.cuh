@@ -263,9 +263,9 @@ __device__ __forceinline__ typename Op::Acc lane_from_regs(const uint4 (&r)[4], 
 // The 16 NV bytes of values at p (element-aligned, any 16-byte misalignment) as NV vectors. An
 // aligned p takes NV 16-byte loads; any other p takes the NV + 1 aligned 16-byte granules that
 // hold those bytes (a granule with one byte of the run lies wholly inside its allocation) and
-// shifts them down in place, word by word (funnel shifts): the same values, in the same order, as
-// scalar loads, for one more load instead of 4 to 16 times as many (issue 21: misaligned rows
-// ran at 0.35x torch).
+// shifts them down in place, word by word (a word select, and a funnel shift for 16-bit types):
+// the same values, in the same order, as scalar loads, for one more load instead of 4 to 16 times
+// as many (issue 21: misaligned rows ran at 0.35x torch).
 template <class In, int NV>
 __device__ __forceinline__ void load_vectors(const In* __restrict__ p, uint4 (&r)[NV]) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);

@@ -479,20 +479,30 @@ def distributed_block(res: dict | None, path: str) -> str:
 # method="exact" by data family with CUB's RFA in the same run, and misaligned rows (issues 22 and
 # 21), on the H200 (the same runs on an H100: benchmarks/results/h100/).
 EXACT_FAMILIES = "benchmarks/results/h200/exact_families/results_exact_families.json"
+# float64 after its chunked path (a later run of the same benchmark, float64 only): its rows replace
+# the first file's float64 rows in the README's table.
+EXACT_FAMILIES_F64 = "benchmarks/results/h200/exact_families_float64_chunked/results_exact_families.json"
 MISALIGNED = "benchmarks/results/h200/misaligned/results_misaligned.json"
 
 
-def exact_families_block(run: dict | None, path: str) -> str:
-    """Per dtype and size, the worst family's exact / auto and the best exact / RFA, from the
-    family benchmark's JSON (every row is in the .md beside it)."""
+def exact_families_block(run: dict | None, path: str, later: dict | None = None, later_path: str = "") -> str:
+    """Per dtype and size, the worst family's exact / auto and the worst exact / RFA, from the
+    family benchmark's JSON (every row is in the .md beside it); a later run's rows replace the
+    first run's rows of the same dtype."""
     if run is None:
         return f"(no result file yet: `{path}`)"
     from reducekit.bench import exact_families as ef
+    if later is not None:
+        redone = {r["dtype"] for r in later["rows"]}
+        run = {**run, "rows": [r for r in run["rows"] if r["dtype"] not in redone] + later["rows"]}
     env = run["env"]
     lines = [para(f"{env.get('gpu', '?')}, {env.get('date', '?')}, torch {env.get('torch', '?')}; read ceiling "
                   f"{env['read_ceiling']['gbps'] / 1e3:.2f} TB/s. Per dtype and size, over the {len(ef.FAMILIES)} families "
                   f"({', '.join(ef.FAMILIES)}): the largest exact / auto and exact / RFA (CUB's reproducible sum, same process), "
-                  f"graph (eager), and the family where it is largest. Every row: `{path[:-5]}.md`; generated from `{path}`."), "",
+                  f"graph (eager), and the family where it is largest. Every row: `{path[:-5]}.md`; generated from `{path}`"
+                  + (f", with the {', '.join(sorted({r['dtype'] for r in later['rows']}))} rows from a later run of "
+                     f"{later['env'].get('date', '?')} on {later['env'].get('gpu', '?')}: `{later_path}`" if later else "")
+                  + "."), "",
              "| dtype | N | path | exact / auto, worst | family | exact / RFA, worst | family | CUDA bits = CPU bits |",
              "|---|---|---|---:|---|---:|---|---|"]
     groups: dict = {}
@@ -507,7 +517,7 @@ def exact_families_block(run: dict | None, path: str) -> str:
                     f"({best['eager_us']['exact'] / best['eager_us'][key]:.2f})", best["data"])
         a, af = worst("auto")
         f, ff = worst("rfa")
-        path_name = "binned" if dt in ("float32", "bfloat16") else "checked"
+        path_name = {"float32": "binned", "bfloat16": "binned", "float64": "chunked"}.get(dt, "checked")
         lines.append(f"| {dt} | 2^{int(math.log2(n))} | {path_name} | {a} | {af} | {f} | {ff} | "
                      f"{'all equal' if all(r['cpu_bits_equal'] for r in rs) else 'DIFFER'} |")
     dec = ef.decision(run)
@@ -565,7 +575,7 @@ def blocks(root: str = ROOT) -> dict[str, str]:
         "special": special_block(root),
         "patches": patches_block([(p, load(p)) for p in PATCH_RUNS]),
         "distributed": distributed_block(load(DIST_WORLD2), DIST_WORLD2),
-        "exact_families": exact_families_block(load(EXACT_FAMILIES), EXACT_FAMILIES),
+        "exact_families": exact_families_block(load(EXACT_FAMILIES), EXACT_FAMILIES, load(EXACT_FAMILIES_F64), EXACT_FAMILIES_F64),
         "misaligned": misaligned_block(load(MISALIGNED), MISALIGNED),
     }
 

@@ -4,8 +4,8 @@ The oracle is exact_ref: the exact rational sum (integer arithmetic) rounded onc
 dtype. Correct rounding implies the bitwise equalities tested here: CPU against CUDA, every
 compiled CUDA configuration and grid, any permutation, and any split into shards combined
 through exact_partial / exact_round. Planted faults exact_drop_carry, exact_truncate and
-exact_spill_low (benchmarks/results/h200/faults.md), and on the binned path (float32 and
-bfloat16) exact_bin_shift,
+exact_spill_low (benchmarks/results/h200/faults.md), on the chunked path (float64) exact_chunk_shift
+and exact_no_carry, and on the binned path (float32 and bfloat16) exact_bin_shift,
 exact_no_recount and exact_drop_block, must fail these tests.
 """
 import math
@@ -118,16 +118,16 @@ def test_permutation_and_shards(device, dtype):
             assert same_bits(reducekit.exact_round(mixed, dtype), whole.cpu())
 
 
-BINNED_DTYPES = [torch.float32, torch.bfloat16]
+BINNED_DTYPES = [torch.float32, torch.bfloat16, torch.float64]  # float64: the chunked path
 
 
 @pytest.mark.cuda
 @pytest.mark.parametrize("dtype", BINNED_DTYPES, ids=str)
 @pytest.mark.parametrize("family", FAMILIES)
 def test_binned_path(family, dtype):
-    """float32 and bfloat16 rows of 2^22 values and more take the binned path
-    (csrc/cuda/engine/exact.cu): every data family correctly rounded and equal to the CPU's bits,
-    as one row and as rows over dims."""
+    """float32 and bfloat16 rows of 2^22 values and more take the binned path, float64 rows the
+    chunked one (csrc/cuda/engine/exact.cu): every data family correctly rounded and equal to the
+    CPU's bits, as one row and as rows over dims."""
     n = 2**22 + 5
     x = data(family, n, dtype, "binned")
     r = check(x, "cuda")
@@ -135,8 +135,11 @@ def test_binned_path(family, dtype):
     rows = torch.stack([x[: 2**22], x[5:]]).cuda()  # two rows of 2^22: both binned, one launch
     got = reducekit.sum(rows, 1, method="exact").cpu()
     assert same_bits(got, reducekit.sum(rows.cpu(), 1, method="exact"))
-    wide = reducekit.sum(x.cuda(), method="exact", dtype=torch.float32)  # rounded into another format
-    assert same_value(wide.item(), correctly_rounded(x, torch.float32))
+    # dtype= casts the input first, as torch does (float64 narrows: 'wide' overflows to inf + -inf,
+    # 'equal' repeats the cast's error), then the float32 exact sum: the CPU's bits.
+    wide = reducekit.sum(x.cuda(), method="exact", dtype=torch.float32)
+    assert same_value(wide.item(), correctly_rounded(x.to(torch.float32), torch.float32))
+    assert same_bits(wide.cpu(), reducekit.sum(x, method="exact", dtype=torch.float32))
 
 
 @pytest.mark.cuda

@@ -43,7 +43,9 @@ namespace rk {
   X(WelfordNoCorrection, "welford_no_correction", "var/std: Chan's combine drops the mean-difference term d^2*na*nb/n") \
   X(RowsLanesDropLast, "rows_lanes_drop_last", "operators' rows kernel, several lanes per thread: a thread's last lane is the identity") \
   X(TreeSmemOddSlot, "tree_smem_odd_slot", "shared-memory block tree (costly operators): the last level takes slot 0 twice, dropping slot 1") \
-  X(RowsMisalignedVectors, "rows_misaligned_vectors", "rows kernel: a whole lane that is not 16-byte aligned is read from the granule below it (the realignment skipped)")
+  X(RowsMisalignedVectors, "rows_misaligned_vectors", "rows kernel: a whole lane that is not 16-byte aligned is read from the granule below it (the realignment skipped)") \
+  X(ExactChunkShift, "exact_chunk_shift", "exact CUDA chunked path (float64): values with an odd last significand bit go one chunk up (a wrong unit)") \
+  X(ExactNoCarry, "exact_no_carry", "exact CUDA chunked path (float64): a thread never carries its chunks inside its loop (they may overflow)")
 
 enum class Fault : int {
 #define RK_FAULT_ENUM(id, name, what) id,

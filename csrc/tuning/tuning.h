@@ -114,10 +114,10 @@ inline int ops_rows_lanes_per_thread(int elem_bytes) { return lanes_per_thread(k
 // residency does not size them, and these floors only keep coarsening from starving the SMs. Set
 // with the kernels (NOTES.md issues 10 and 14), not swept since: the lanes tables above were swept
 // under them.
-// method="exact", the binned path (float32 and bfloat16 rows, csrc/cuda/engine/exact.cu): block,
-// 16-byte loads in flight per thread, and the shortest row it takes. Its grid is one wave
-// (occupancy, set by the bins' shared memory per 128 threads: 32 KiB for float32, six blocks per
-// SM; 16 KiB for bfloat16). Block and unroll were not
+// method="exact", the binned path (float32 and bfloat16 rows) and the chunked one (float64 rows,
+// csrc/cuda/engine/exact.cu): block, 16-byte loads in flight per thread, and the shortest row they
+// take. Their grid is one wave (occupancy, set by the shared memory per 128 threads: 32 KiB of
+// bins for float32, six blocks per SM; 16 KiB for bfloat16; 66 KiB of chunks for float64, three). Block and unroll were not
 // swept: (128, 4) is the first configuration built (NOTES.md, issue 22). Below 2^22 values a row
 // keeps the checked float64 path, which clears no bins and posts fewer partials: on benign data the
 // two were within a few us there, and the binned path's advantage (data of any spread) is a

@@ -7,8 +7,8 @@
 // 2^28 values up, because such data rarely leaves the fast path (engine/exact.h). A fixed cost of
 // some microseconds per call (its end: merges and the final rounding) remains, and data spread
 // over the whole exponent range spills nearly every value: NOTES.md has the figures. float32 and
-// bfloat16 rows of 2^22 values and more take the binned path further down instead, whose cost
-// does not depend on the values.
+// bfloat16 rows of 2^22 values and more take the binned path further down instead, and float64
+// rows the chunked path: their cost does not depend on the values.
 //  - single_pass's shape: 16-byte loads, UNROLL in flight, one wave of blocks, grid-stride,
 //    the last block to arrive finishes (a per-stream counter for whole tensors, so one launch);
 //  - per thread, float64 sums whose additions are checked exact (three adds, two compares); a
@@ -362,7 +362,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) exact_kernel(const In* __
 //    the bins' sum fits one (round_pair), else through the limbs.
 //  - bfloat16 was first tried with float32 sub-bins flushed every 512 values (half its memory speed
 //    on every data); float16 keeps the checked path, whose float64 run is already exact for 2^13
-//    values of any magnitude, and float64 too (NOTES.md, issue 22).
+//    values of any magnitude; float64 takes the chunked path below (NOTES.md, issue 22).
 //  - inf and NaN (exponent 255) land in the last bin and make it non-finite, which then says which
 //    special the sum is (no second read). Only exact_partial's words, which carry the specials'
 //    counts, make a block that holds an inf or a NaN read its values again: the one cost that
@@ -587,6 +587,177 @@ __global__ void __launch_bounds__(BLOCK) binned_kernel(const In* __restrict__ x,
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The chunked path: float64 rows at a cost that does not depend on the values.
+//
+// Why it exists: a float64 value has 53 significant bits, more than a float64 bin can take twice,
+// so the binned path above cannot serve it; the checked path spills nearly every value of wide or
+// cancelling data (12-14x `auto` on the H200, NOTES.md, issue 22). Here each thread owns a small
+// superaccumulator (Neal's xsum, its 32-bit chunks): int64 chunks in shared memory, chunk c of unit
+// 2^(32c - 1074). A value's significand M (53 bits) shifted by its exponent's low 5 bits spans at
+// most 84 bits: its low 32 go into chunk c and the rest (below 2^52) into chunk c + 1, with the
+// value's sign. Per value: about 20 integer operations and two shared read-modify-writes, whatever
+// the value. A chunk takes 2^11 such adds before it could overflow, so every thread carries its
+// chunks (32 bits each, the top one signed) every kCarryValues values and at the end. inf and NaN
+// are counted in registers (exact counts: exact_partial's words need no second read). The blocks
+// add their column sums into the row's int64 accumulators with global atomics, and the last block
+// turns them into limbs and rounds once.
+namespace chunked {
+constexpr int kChunks = 66;          // units 2^-1074 .. 2^1006: the largest value and 2^31 of them
+constexpr int kCarryValues = 2040;   // values per thread between two carries (2^11 adds per chunk)
+constexpr int kWords = kChunks + exact::kSpecials;
+constexpr Format kFmt = exact::kDoubleFmt;
+template <int BLOCK>
+constexpr size_t smem_bytes() { return size_t(kChunks) * BLOCK * 8; }
+
+// Adds one float64 (its bits) into the thread's chunks (col[c * BLOCK]); counts inf and NaN.
+template <int BLOCK>
+__device__ __forceinline__ void add_bits(long long* col, uint64_t w, int (&specials)[exact::kSpecials]) {
+  const int e = static_cast<int>((w >> 52) & 0x7ff);
+  const uint64_t f = w & ((uint64_t(1) << 52) - 1);
+  if (e == 0x7ff) {  // inf or NaN: counted, not added
+    specials[f ? 0 : (w >> 63) ? 2 : 1] += 1;
+    return;
+  }
+  const uint64_t m = e ? (f | (uint64_t(1) << 52)) : f;  // value = m * 2^(max(e, 1) - 1075)
+  const int q = (e ? e : 1) - 1;                           // = m * 2^q units of 2^-1074
+  const int c = RK_FAULT_IS(ExactChunkShift) ? ((q >> 5) + static_cast<int>(f & 1)) % (kChunks - 1) : q >> 5;  // planted
+  const int sh = q & 31;
+  long long lo = static_cast<long long>((m << sh) & 0xffffffffull);
+  long long hi = static_cast<long long>(sh ? (m >> (32 - sh)) : (m >> 32));
+  if (w >> 63) lo = -lo, hi = -hi;
+  col[c * BLOCK] += lo;
+  col[(c + 1) * BLOCK] += hi;
+}
+
+// Carries the thread's chunks: chunks 0 .. kChunks - 2 into [0, 2^32), the top one signed.
+template <int BLOCK>
+__device__ __forceinline__ void carry(long long* col) {
+  long long cy = 0;
+#pragma unroll 6
+  for (int c = 0; c < kChunks - 1; ++c) {
+    const long long v = col[c * BLOCK] + cy;
+    cy = v >> 32;  // arithmetic: floor(v / 2^32)
+    col[c * BLOCK] = v & 0xffffffffll;
+  }
+  col[(kChunks - 1) * BLOCK] += cy;
+}
+
+// Adds the int64 count of units `cnt` of unit 2^e into the limbs of kFmt (shared, atomics).
+__device__ __forceinline__ void count_to_limbs(long long cnt, int e, long long* limbs) {
+  const int q = e - kFmt.base;  // >= 14
+  const int k = q >> 5, s = q & 31;
+  const uint64_t lo = static_cast<uint64_t>(cnt) << s;
+  const long long hi = s ? (cnt >> (64 - s)) : (cnt < 0 ? -1 : 0);  // cnt * 2^s = hi * 2^64 + lo
+  auto* l = reinterpret_cast<unsigned long long*>(limbs);
+  if (lo & 0xffffffffu) atomicAdd(l + k, lo & 0xffffffffu);
+  if (lo >> 32) atomicAdd(l + k + 1, lo >> 32);
+  if (hi) atomicAdd(l + k + 2, static_cast<unsigned long long>(hi));
+}
+}  // namespace chunked
+
+template <int BLOCK, int UNROLL>
+__global__ void __launch_bounds__(BLOCK) chunked_kernel(const double* __restrict__ x, ExactParams p) {
+  using namespace chunked;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ long long s_acc[kWords];  // the block's, then the row's, chunk sums and special counts
+  __shared__ long long s_limbs[kFmt.limbs];
+  __shared__ bool is_last;
+  const int tid = threadIdx.x;
+  long long* const all = reinterpret_cast<long long*>(smem);  // [kChunks][BLOCK]
+  long long* const col = all + tid;                             // this thread's chunks: col[c * BLOCK]
+#pragma unroll 6
+  for (int c = 0; c < kChunks; ++c) col[c * BLOCK] = 0;
+  for (int i = tid; i < kWords; i += BLOCK) s_acc[i] = 0;
+  for (int i = tid; i < kFmt.limbs; i += BLOCK) s_limbs[i] = 0;
+
+  const int64_t row = blockIdx.x / p.bpr;
+  const int part = static_cast<int>(blockIdx.x % p.bpr);
+  grid_dependency_wait();
+  const double* xr = x + row * p.len;
+  const VecSplit<double> sp(xr, p.len);
+  const uint4* __restrict__ body = reinterpret_cast<const uint4*>(xr + sp.head);
+  constexpr int64_t kStep = static_cast<int64_t>(BLOCK) * UNROLL;
+  const int64_t sweep = static_cast<int64_t>(p.bpr) * kStep;
+  const int64_t full_end = sp.nvec / sweep * sweep;
+  const int64_t gtid = static_cast<int64_t>(part) * BLOCK + tid;
+  int sp3[exact::kSpecials] = {0, 0, 0};
+  auto on_vec = [&](const uint4& v) {
+    add_bits<BLOCK>(col, (static_cast<uint64_t>(v.y) << 32) | v.x, sp3);
+    add_bits<BLOCK>(col, (static_cast<uint64_t>(v.w) << 32) | v.z, sp3);
+  };
+  constexpr int kIterPerCarry = kCarryValues / (2 * UNROLL);
+  int since = 0;
+  for (int64_t i = part * kStep + tid; i < full_end; i += sweep) {
+    uint4 r[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) r[u] = __ldg(body + i + u * BLOCK);
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) on_vec(r[u]);
+    if (++since == kIterPerCarry && !RK_FAULT_IS(ExactNoCarry)) {  // planted: chunks never carried
+      carry<BLOCK>(col);
+      since = 0;
+    }
+  }
+  for (int64_t i = full_end + part * kStep + tid; i < sp.nvec; i += sweep) {  // at most once
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+      if (i + u * BLOCK < sp.nvec) on_vec(__ldg(body + i + u * BLOCK));
+  }
+  if (gtid < sp.head) add_bits<BLOCK>(col, __double_as_longlong(xr[gtid]), sp3);
+  if (gtid < sp.tail) add_bits<BLOCK>(col, __double_as_longlong(xr[p.len - sp.tail + gtid]), sp3);
+  allow_dependent_launch();
+  carry<BLOCK>(col);
+#pragma unroll
+  for (int k = 0; k < exact::kSpecials; ++k)
+    if (sp3[k]) atomicAdd(reinterpret_cast<unsigned long long*>(s_acc + kChunks + k), static_cast<unsigned long long>(sp3[k]));
+  __syncthreads();
+  // The block's column sums (a warp per chunk, conflict-free): chunks below 2^32 each, so BLOCK of
+  // them fit an int64.
+  const int lane = tid & 31, warp = tid >> 5;
+  for (int c = warp; c < kChunks; c += BLOCK / 32) {
+    long long v = 0;
+#pragma unroll
+    for (int k = 0; k < BLOCK / 32; ++k) v += all[c * BLOCK + 32 * k + lane];
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+    if (lane == 0) s_acc[c] = v;
+  }
+  __syncthreads();
+
+  if (p.bpr > 1) {
+    long long* const racc = p.part_l + row * kWords;
+    const bool drop = RK_FAULT_IS(ExactDropBlock) && part == p.bpr - 1;  // planted: the last block's partial is lost
+    for (int i = tid; i < kWords; i += BLOCK)
+      if (s_acc[i] && !drop) atomicAdd(reinterpret_cast<unsigned long long*>(racc + i), static_cast<unsigned long long>(s_acc[i]));
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) is_last = arrive_last(p.counters + (p.rows == 1 ? 0 : row), static_cast<unsigned>(p.bpr));
+    __syncthreads();
+    if (!is_last) return;
+    for (int i = tid; i < kWords; i += BLOCK) s_acc[i] = __ldcg(racc + i);
+    __syncthreads();
+    if (tid == 0) p.counters[p.rows == 1 ? 0 : row] = 0;  // ready for the next launch
+  }
+  // The row's exact sum is sum_c s_acc[c] * 2^(32c - 1074): into the limbs, then one rounding.
+  for (int c = tid; c < kChunks; c += BLOCK)
+    if (s_acc[c]) count_to_limbs(s_acc[c], 32 * c - 1074, s_limbs);
+  __syncthreads();
+  if (tid != 0) return;
+  auto* limbs = reinterpret_cast<int64_t*>(s_limbs);
+  const int64_t spc[exact::kSpecials] = {s_acc[kChunks], s_acc[kChunks + 1], s_acc[kChunks + 2]};
+  if (p.words) {
+    exact::to_universal(limbs, kFmt, spc, static_cast<int64_t*>(p.out) + row * exact::kExactWords);
+    return;
+  }
+  const uint64_t bits = exact::round_limbs(limbs, kFmt.limbs, kFmt.base, spc, p.o);
+  switch (exact::spec(p.o).bits) {
+    case 16: static_cast<uint16_t*>(p.out)[row] = static_cast<uint16_t>(bits); break;
+    case 32: static_cast<uint32_t*>(p.out)[row] = static_cast<uint32_t>(bits); break;
+    default: static_cast<uint64_t*>(p.out)[row] = bits; break;
+  }
+}
+
 // Rounds rows of shard words (exact_round): one thread per row.
 __global__ void exact_round_kernel(const int64_t* __restrict__ w, int64_t rows, void* out, exact::OutFmt o) {
   const int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -605,27 +776,37 @@ __global__ void exact_round_kernel(const int64_t* __restrict__ w, int64_t rows, 
 #define RK_EXACT_CONFIGS(X) X(256, 4) X(512, 2) X(128, 4) X(256, 2) X(64, 4)
 
 template <class In>
-inline constexpr bool kBinnable = std::is_same_v<In, float> || std::is_same_v<In, __nv_bfloat16>;
+inline constexpr bool kBinnable = std::is_same_v<In, float> || std::is_same_v<In, __nv_bfloat16> || std::is_same_v<In, double>;
 
 // The kernel of a path (false: the checked float64 sums, true: the bins) and its dynamic shared
 // memory; the attribute is raised once where it is over the default 48 KiB.
 template <class In, int BLOCK, int UNROLL, bool BINNED>
 auto kernel_of() {
-  if constexpr (BINNED) return binned_kernel<In, BLOCK, UNROLL>;
+  if constexpr (BINNED && std::is_same_v<In, double>) return chunked_kernel<BLOCK, UNROLL>;
+  else if constexpr (BINNED) return binned_kernel<In, BLOCK, UNROLL>;
   else return exact_kernel<In, BLOCK, UNROLL>;
 }
 template <class In, int BLOCK, int UNROLL, bool BINNED>
 size_t smem_of() {
   if constexpr (BINNED) {
     static const size_t v = [] {
-      const size_t b = binned::smem_bytes<In, BLOCK>();
-      cudaFuncSetAttribute(binned_kernel<In, BLOCK, UNROLL>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(b));
+      size_t b;
+      if constexpr (std::is_same_v<In, double>) b = chunked::smem_bytes<BLOCK>();
+      else b = binned::smem_bytes<In, BLOCK>();
+      cudaFuncSetAttribute(kernel_of<In, BLOCK, UNROLL, BINNED>(), cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(b));
       return b;
     }();
     return v;
   } else {
     return 0;
   }
+}
+
+// The row accumulators' int64 words of the binned (or chunked) path.
+template <class In>
+constexpr int words_of() {
+  if constexpr (std::is_same_v<In, double>) return chunked::kWords;
+  else return binned::Layout<In>::kWords;
 }
 
 template <class In, int BLOCK, int UNROLL, bool BINNED>
@@ -647,7 +828,8 @@ int plan_bpr(const ExactArgs& a) {
   const int64_t needed = std::max<int64_t>(1, ceil_div(vecs, static_cast<int64_t>(BLOCK) * UNROLL));
   const int64_t per_row = std::max<int64_t>(1, wave / a.rows);
   int64_t bpr = a.tuning.exact_bpr > 0 ? a.tuning.exact_bpr : std::min<int64_t>({needed, per_row, 1 << 20});
-  if constexpr (BINNED) bpr = std::max<int64_t>(bpr, ceil_div(a.len, binned::Layout<In>::kMaxBlockValues));  // exactness, not speed
+  if constexpr (BINNED && !std::is_same_v<In, double>)
+    bpr = std::max<int64_t>(bpr, ceil_div(a.len, binned::Layout<In>::kMaxBlockValues));  // exactness, not speed
   return static_cast<int>(bpr);
 }
 
@@ -656,7 +838,7 @@ size_t workspace(const ExactArgs& a) {
   const int64_t bpr = plan_bpr<In, BLOCK, UNROLL, BINNED>(a);
   if (bpr == 1) return 0;
   if constexpr (BINNED) {
-    return align256(a.rows * binned::Layout<In>::kWords * 8 + a.rows * 4);  // the rows' accumulators, then their tickets
+    return align256(a.rows * words_of<In>() * 8 + a.rows * 4);  // the rows' accumulators, then their tickets
   } else {
     const int64_t blocks = a.rows * bpr;
     const int L = ExactTraits<In>::kFmt.limbs;
@@ -679,7 +861,7 @@ cudaError_t run(const ExactArgs& a) {
     char* w = static_cast<char*>(a.workspace);
     if (!w) return cudaErrorInvalidValue;
     if constexpr (BINNED) {  // the rows' accumulators and tickets, zeroed by one memset
-      constexpr int kWords = binned::Layout<In>::kWords;
+      constexpr int kWords = words_of<In>();
       p.part_l = reinterpret_cast<long long*>(w);
       p.counters = reinterpret_cast<unsigned*>(w + a.rows * kWords * 8);
       if (const cudaError_t e = cudaMemsetAsync(w, 0, a.rows * (kWords * 8 + 4), a.stream); e != cudaSuccess) return e;

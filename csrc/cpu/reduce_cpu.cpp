@@ -3,7 +3,7 @@
 // operator's lane function), and the lane results are combined by a perfect pairwise tree built
 // with a binary-counter stack: the CUDA kernels' order. Rows are spread over threads; a long row
 // is cut into chunks of kChunkLanes lanes (aligned subtrees) reduced in parallel and combined in
-// index order; columns are walked a tile of kTile columns at a time, row by row.
+// index order; columns are walked a tile of kTile columns at a time, a lane of rows at a time.
 #include "cpu/reduce_cpu.h"
 #include "cpu/dims_cpu.h"
 #include "cpu/dispatch_cpu.h"
@@ -118,6 +118,28 @@ void lanes(const In* x, int64_t s, int64_t n, int64_t l0, int64_t l1, TreeStack<
   }
 }
 
+// The lanes of nc adjacent columns over the same cnt (<= G) rows at x (row stride ld; the first
+// row has index i0) into acc[0, nc): the values of each column in index order, as lane(). Rows
+// are read whole; a batched operator's lane function gets each column's values gathered from them.
+template <class In, class Op>
+void column_lanes(const In* x, int64_t ld, int64_t nc, int cnt, int64_t i0, typename Op::Acc* acc, const red::Params& p) {
+  constexpr int G = 64 / sizeof(In);
+  using T = typename Op::T;
+  if constexpr (Op::kBatched) {
+    T v[G];
+    for (int64_t c = 0; c < nc; ++c) {
+      for (int k = 0; k < G; ++k) v[k] = k < cnt ? cvt<T>(x[k * ld + c]) : T(0);
+      acc[c] = Op::lane(v, cnt, i0, p);
+    }
+  } else {
+    for (int64_t c = 0; c < nc; ++c) acc[c] = Op::identity();
+    for (int k = 0; k < cnt; ++k) {
+      const In* row = x + k * ld;
+      for (int64_t c = 0; c < nc; ++c) acc[c] = Op::enter(acc[c], cvt<T>(row[c]), i0 + k, p);
+    }
+  }
+}
+
 template <class Op, class Out0, class Out1>
 void store(const OpDesc& d, int64_t i, const typename Op::Acc& acc) {
   const auto r = Op::project(acc, d.params);
@@ -159,17 +181,26 @@ void run(const OpDesc& d) {
     });
     return;
   }
-  // Columns: batch b, columns [c0, c0 + kTile) per task; each column's lanes down R.
+  // Columns: batch b, columns [c0, c0 + kTile) per task, a lane (G rows) at a time across the
+  // tile: each row of the lane is read as one contiguous piece of the tile, and every column's lane
+  // sees its values in index order, as lane() would (issue 21: walking one column at a time, with
+  // strided loads and a tree per column, made a (10, 775) amax 8x torch's time). Lane results go
+  // into the columns' trees; a column of one lane needs no tree.
   const int64_t C = d.inner, tiles = (C + kTile - 1) / kTile;
   parallel_tasks(d.outer * tiles, R * std::min(C, kTile), [&](int64_t t0, int64_t t1) {
-    std::vector<TreeStack<Op>> st(kTile);
+    std::vector<TreeStack<Op>> st(lanes_n > 1 ? kTile : 0);
+    Acc acc[kTile];
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t b = t / tiles, c0 = (t % tiles) * kTile, nc = std::min(kTile, C - c0);
-      for (int64_t c = 0; c < nc; ++c) {
-        st[c] = TreeStack<Op>();
-        lanes<In, Op>(x + b * R * C + c0 + c, C, R, 0, lanes_n, st[c], d.params);
-        store<Op, Out0, Out1>(d, b * C + c0 + c, st[c].result());
+      const In* xt = x + b * R * C + c0;
+      for (int64_t c = 0; c < nc && lanes_n > 1; ++c) st[c] = TreeStack<Op>();
+      for (int64_t l = 0; l < lanes_n; ++l) {
+        const int64_t i0 = l * G;
+        const int cnt = static_cast<int>(std::min<int64_t>(G, R - i0));
+        column_lanes<In, Op>(xt + i0 * C, C, nc, cnt, i0, acc, d.params);
+        for (int64_t c = 0; c < nc && lanes_n > 1; ++c) st[c].push(acc[c]);
       }
+      for (int64_t c = 0; c < nc; ++c) store<Op, Out0, Out1>(d, b * C + c0 + c, lanes_n > 1 ? st[c].result() : acc[c]);
     }
   });
 }

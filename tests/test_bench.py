@@ -398,3 +398,35 @@ def test_dims_gpu_branch_with_fake_timers(monkeypatch):
     (r,) = run["rows"]
     assert r["check"] == "error: RuntimeError: dims path not built" and r["reducekit_us"] is None
     assert r["errors"] == {"reducekit": "RuntimeError: dims path not built"} and r["torch_us"] is not None
+
+
+def test_sweep_distribution_is_the_documented_one():
+    """benchmarks/sweep.py draws what its docstring says: ranks 1-5, bytes in [1 MiB, cap], a
+    non-empty reduced set (argmax: one dim or all), channels_last only on 4-d, float-only ops on
+    float dtypes; the tensor it makes has the drawn logical shape and layout; and the same seed
+    draws the same cases."""
+    spec = importlib.util.spec_from_file_location("sweep", os.path.join(os.path.dirname(__file__), "..", "benchmarks", "sweep.py"))
+    sweep = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sweep)
+    import random
+
+    import torch
+    rng = random.Random(5)
+    cases = [sweep.draw(rng, 4) for _ in range(300)]
+    assert cases == [sweep.draw(r, 4) for r in [random.Random(5)] for _ in range(300)]
+    seen = set()
+    for c in cases:
+        rank, item = len(c["shape"]), torch.empty((), dtype=getattr(torch, c["dtype"])).element_size()
+        assert 1 <= rank <= 5 and all(s >= 1 for s in c["shape"])
+        assert 2**20 / 2 <= math.prod(c["shape"]) * item <= 4 * 2**20 * 1.6, c  # rounding of the sizes
+        if c["op"] == "argmax":
+            assert c["dims"] is None or len(c["dims"]) == 1
+        else:
+            assert c["dims"] and len(set(c["dims"])) == len(c["dims"]) and all(0 <= d < rank for d in c["dims"])
+        assert c["layout"] != "channels_last" or rank == 4
+        assert c["op"] not in sweep.FLOAT_ONLY or c["dtype"] in sweep.FLOATS
+        seen |= {c["op"], c["dtype"], c["layout"]}
+    assert set(sweep.OPS) | set(sweep.DTYPES) | {"contiguous", "permuted", "channels_last"} <= seen
+    small = next(c for c in cases if c["layout"] == "permuted" and len(c["shape"]) > 1 and math.prod(c["shape"]) < 2**19)
+    x = sweep.make(small, "cpu", 1)
+    assert list(x.shape) == small["shape"] and (not x.is_contiguous() or sorted(small["perm"]) == small["perm"])

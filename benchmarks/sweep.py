@@ -94,24 +94,14 @@ def make(case: dict, device: str, seed: int) -> torch.Tensor:
 
 
 def calls(case: dict):
-    d = case["dims"]
-    op = case["op"]
-    if op == "sum":
-        return (lambda x: reducekit.sum(x, d)), (lambda x: torch.sum(x, d))
-    if op == "mean":
-        return (lambda x: reducekit.mean(x, d)), (lambda x: torch.mean(x, d))
-    if op == "amax":
-        return (lambda x: reducekit.amax(x, d)), (lambda x: torch.amax(x, d))
+    """(reducekit's call, torch's call) of the case: the same name in both but vector_norm."""
+    d, op = case["dims"], case["op"]
     if op == "argmax":
-        dd = None if d is None else d[0]
-        return (lambda x: reducekit.argmax(x, dd)), (lambda x: torch.argmax(x, dd))
-    if op == "var_mean":
-        return (lambda x: reducekit.var_mean(x, d)), (lambda x: torch.var_mean(x, d))
-    if op == "logsumexp":
-        return (lambda x: reducekit.logsumexp(x, d)), (lambda x: torch.logsumexp(x, d))
+        d = None if d is None else d[0]
     if op == "vector_norm":
         return (lambda x: reducekit.linalg.vector_norm(x, 2, d)), (lambda x: torch.linalg.vector_norm(x, 2, d))
-    return (lambda x: reducekit.count_nonzero(x, d)), (lambda x: torch.count_nonzero(x, d))
+    ours, theirs = getattr(reducekit, op), getattr(torch, op)
+    return (lambda x: ours(x, d)), (lambda x: theirs(x, d))
 
 
 def agree(a, b, case) -> bool:
@@ -139,14 +129,8 @@ def time_cpu(fn, x, budget: float) -> float:
 
 
 def time_cuda(fn, x, budget: float) -> float:
-    from reducekit.bench.timing import time_cuda_eager
-    nbytes = x.numel() * x.element_size()
-    cold = 4 * torch.cuda.get_device_properties(x.device).L2_cache_size
-    copies = [x] + [x.clone(memory_format=torch.preserve_format) for _ in range(max(0, math.ceil(cold / max(nbytes, 1)) - 1))]
-
-    class Rot:
-        views = copies
-    return time_cuda_eager(fn, Rot, budget)[0]
+    from reducekit.bench.timing import Rotation, time_cuda_eager
+    return time_cuda_eager(fn, Rotation(x, 4 * torch.cuda.get_device_properties(x.device).L2_cache_size), budget)[0]
 
 
 def main():

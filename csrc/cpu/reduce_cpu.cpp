@@ -120,17 +120,13 @@ void lanes(const In* x, int64_t s, int64_t n, int64_t l0, int64_t l1, TreeStack<
 
 // The lanes of nc adjacent columns over the same cnt (<= G) rows at x (row stride ld; the first
 // row has index i0) into acc[0, nc): the values of each column in index order, as lane(). Rows
-// are read whole; a batched operator's lane function gets each column's values gathered from them.
+// are read whole for the non-batched operators; a batched operator's lane function gets each
+// column's values gathered by lane().
 template <class In, class Op>
 void column_lanes(const In* x, int64_t ld, int64_t nc, int cnt, int64_t i0, typename Op::Acc* acc, const red::Params& p) {
-  constexpr int G = 64 / sizeof(In);
   using T = typename Op::T;
   if constexpr (Op::kBatched) {
-    T v[G];
-    for (int64_t c = 0; c < nc; ++c) {
-      for (int k = 0; k < G; ++k) v[k] = k < cnt ? cvt<T>(x[k * ld + c]) : T(0);
-      acc[c] = Op::lane(v, cnt, i0, p);
-    }
+    for (int64_t c = 0; c < nc; ++c) acc[c] = lane<In, Op>(x + c, ld, cnt, i0, p);
   } else {
     for (int64_t c = 0; c < nc; ++c) acc[c] = Op::identity();
     for (int k = 0; k < cnt; ++k) {

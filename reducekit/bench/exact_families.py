@@ -31,7 +31,7 @@ import torch
 import reducekit
 
 from .exact import _n, target_lines, write_files
-from .timing import environment, read_ceiling, time_cuda_eager, time_cuda_graph
+from .timing import Rotation, environment, read_ceiling, time_cuda_eager, time_cuda_graph
 
 FILE = "results_exact_families"
 SCRIPT = "bench_exact_families"
@@ -115,14 +115,6 @@ def load_rfa():
         return Rfa()
     except OSError:
         return None
-
-
-class Rotation:
-    """`count` copies of one input, totalling at least cold_bytes: views[i] for call i % count."""
-
-    def __init__(self, x: torch.Tensor, cold_bytes: int):
-        count = max(1, math.ceil(cold_bytes / (x.numel() * x.element_size())))
-        self.views = [x] + [x.clone() for _ in range(count - 1)]
 
 
 def run(device=None, budget_s: float = 0.25, quick: bool = False, dtypes=None, sizes=None) -> dict:

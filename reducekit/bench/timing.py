@@ -97,6 +97,15 @@ class Buffers:
         self.total_bytes = self.count * n * item
 
 
+class Rotation:
+    """Copies of one given input (Buffers draws its own random data), totalling at least
+    cold_bytes, layout kept (clone preserves strides): views[i] for call i % count."""
+
+    def __init__(self, x: torch.Tensor, cold_bytes: int):
+        count = max(1, math.ceil(cold_bytes / max(1, x.numel() * x.element_size())))
+        self.views = [x] + [x.clone() for _ in range(count - 1)]
+
+
 def _median_us(samples):
     return statistics.median(samples)
 

@@ -18,11 +18,13 @@ The distribution is fixed (seeded by --seed, default 21) and drawn case by case:
   permuted shape, so the logical shape is the drawn one) and channels_last (4-d only; other ranks
   redraw contiguous or permuted).
 Timing: CPU, the median of calls after warm-up (--budget seconds per contender); CUDA, the same
-timers as every benchmark here (reducekit/bench/timing.py: eager CUDA events, inputs rotated over
-more than 4x the L2). Results are compared with torch's within the op's tolerance; where they
-differ, both are compared with torch's op on the float64 values (torch's float16 logsumexp of 13M
-values overflows to inf, for one). Writes sweep_<device>.json and .md (and a plot of the ratio against bytes
-when matplotlib is present).
+timers as every benchmark here (reducekit/bench/timing.py, inputs rotated over more than 4x the L2):
+eager CUDA events and graph replay (a foreign kernel between calls), reducekit and torch, plus
+reducekit's full sum of the same bytes (graph) and the share of the read ceiling measured in the
+same run. Results are compared with torch's within the op's tolerance; where they differ, both are
+compared with torch's op on the float64 values (torch's float16 logsumexp of 13M values overflows
+to inf, for one). Writes sweep_<device>.json and .md, and a plot of the ratio against bytes (and on
+a GPU against the share of the ceiling) when matplotlib is present.
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ import json
 import math
 import os
 import random
+import signal
 import statistics
 import sys
 import time
@@ -73,24 +76,25 @@ def draw(rng: random.Random, cpu_max_mib: float | None) -> dict:
 
 
 def make(case: dict, device: str, seed: int) -> torch.Tensor:
+    """The case's input, seeded: drawn on the device (a CUDA generator there: gigabytes drawn on
+    the host would dominate a GPU sweep), then laid out as the case says."""
     dtype = getattr(torch, case["dtype"])
     shape = case["shape"]
-    g = torch.Generator(device="cpu").manual_seed(seed)
+    g = torch.Generator(device=device).manual_seed(seed)
     if case["layout"] == "permuted":
         inv = [case["perm"].index(i) for i in range(len(shape))]
-        base = torch.empty([shape[p] for p in case["perm"]], dtype=dtype)
-        x = base.permute(inv)
+        x = torch.empty([shape[p] for p in case["perm"]], dtype=dtype, device=device).permute(inv)
     elif case["layout"] == "channels_last":
-        x = torch.empty(shape, dtype=dtype).contiguous(memory_format=torch.channels_last)
+        x = torch.empty(shape, dtype=dtype, device=device).contiguous(memory_format=torch.channels_last)
     else:
-        x = torch.empty(shape, dtype=dtype)
+        x = torch.empty(shape, dtype=dtype, device=device)
     if dtype == torch.bool:
-        x.copy_(torch.rand(shape, generator=g) < 0.5)
+        x.copy_(torch.rand(shape, generator=g, device=device) < 0.5)
     elif dtype.is_floating_point:
-        x.copy_(torch.randn(shape, generator=g) + 0.5)
+        x.copy_(torch.randn(shape, generator=g, device=device) + 0.5)
     else:
-        x.copy_(torch.randint(-100, 100, shape, generator=g))
-    return x.to(device)
+        x.copy_(torch.randint(-100, 100, shape, generator=g, device=device))
+    return x
 
 
 def calls(case: dict):
@@ -128,9 +132,30 @@ def time_cpu(fn, x, budget: float) -> float:
     return statistics.median(ts) * 1e6
 
 
-def time_cuda(fn, x, budget: float) -> float:
-    from reducekit.bench.timing import Rotation, time_cuda_eager
-    return time_cuda_eager(fn, Rotation(x, 4 * torch.cuda.get_device_properties(x.device).L2_cache_size), budget)[0]
+def cuda_timers(x: torch.Tensor, budget: float):
+    """Eager and graph timers over copies of x totalling 4x the L2 (reducekit/bench/timing.py)."""
+    from reducekit.bench.timing import Rotation, time_cuda_eager, time_cuda_graph
+    rot = Rotation(x, 4 * torch.cuda.get_device_properties(x.device).L2_cache_size)
+    return (lambda fn: time_cuda_eager(fn, rot, budget)[0]), (lambda fn: time_cuda_graph(fn, rot, replays=5))
+
+
+def geomean(xs) -> float:
+    return math.exp(statistics.fmean(math.log(x) for x in xs))
+
+
+def ratio_summary(rows, key: str) -> list[str]:
+    """The share of cases at or above torch, geometric mean and worst of rows' `key`, overall and by op."""
+    rs = [r[key] for r in rows if key in r]
+    if not rs:
+        return []
+    lines = [f"**{key}**: {len(rs)} cases; at or above torch (>= 1.0): {sum(x >= 1 for x in rs)} ({100 * sum(x >= 1 for x in rs) / len(rs):.0f}%); "
+             f"at or above 0.95: {100 * sum(x >= 0.95 for x in rs) / len(rs):.0f}%; geometric mean {geomean(rs):.2f}; worst {min(rs):.3f}.", "",
+             "| op | cases | >= torch | geometric mean | worst |", "|---|---:|---:|---:|---:|"]
+    for op in OPS:
+        o = [r[key] for r in rows if r["op"] == op and key in r]
+        if o:
+            lines.append(f"| {op} | {len(o)} | {100 * sum(x >= 1 for x in o) / len(o):.0f}% | {geomean(o):.2f} | {min(o):.3f} |")
+    return lines + [""]
 
 
 def main():
@@ -139,14 +164,24 @@ def main():
     ap.add_argument("--cases", type=int, default=400)
     ap.add_argument("--seed", type=int, default=21)
     ap.add_argument("--cpu-max-mib", type=float, default=64)
-    ap.add_argument("--budget", type=float, default=0.15, help="seconds of timing per contender and case")
+    ap.add_argument("--budget", type=float, default=0.15, help="seconds of timing per contender and case (eager)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     rng = random.Random(args.seed)
     rows = []
-    timer = time_cpu if args.device == "cpu" else time_cuda
+    cuda = args.device != "cpu"
+    ceiling = None
+    if cuda:
+        from reducekit.bench.timing import read_ceiling
+        ceiling = read_ceiling(torch.device(args.device))["gbps"]
+        print(f"read ceiling {ceiling:.0f} GB/s", flush=True)
+    # A time limit (SIGTERM) ends the draw early: the cases timed so far are written, and said so.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    stopped = None
     for i in range(args.cases):
-        case = draw(rng, args.cpu_max_mib if args.device == "cpu" else None)
+        if stopped is not None:
+            break
+        case = draw(rng, None if cuda else args.cpu_max_mib)
         x = make(case, args.device, args.seed * 100003 + i)
         ours, theirs = calls(case)
         r = {**case, "bytes": x.numel() * x.element_size()}
@@ -158,49 +193,78 @@ def main():
                 ref = tuple(t.to(u.dtype) for t, u in zip(ref, a)) if isinstance(ref, (tuple, list)) else ref.to(a.dtype)
                 r["agree_float64"] = agree(a, ref, case)
                 r["torch_agrees_float64"] = agree(b, ref, case)
-            r["ours_us"] = timer(ours, x, args.budget)
-            r["torch_us"] = timer(theirs, x, args.budget)
+            del a, b
+            if cuda:
+                eager, graph = cuda_timers(x, args.budget)
+                r["ours_us"], r["torch_us"] = eager(ours), eager(theirs)
+                r["ours_graph_us"], r["torch_graph_us"] = graph(ours), graph(theirs)
+                # Our own full sum of the same bytes (a contiguous tensor of the same dtype and count).
+                flat = x.detach().reshape(-1).contiguous() if not x.is_contiguous() else x.reshape(-1)
+                r["full_sum_graph_us"] = cuda_timers(flat, args.budget)[1](reducekit.sum)
+                del flat
+                r["ratio_graph"] = r["torch_graph_us"] / r["ours_graph_us"]
+                r["pct_ceiling"] = 100 * r["bytes"] / (r["ours_graph_us"] * 1e3) / ceiling
+                r["torch_pct_ceiling"] = 100 * r["bytes"] / (r["torch_graph_us"] * 1e3) / ceiling
+                r["vs_full_sum"] = r["ours_graph_us"] / r["full_sum_graph_us"]
+            else:
+                r["ours_us"], r["torch_us"] = time_cpu(ours, x, args.budget), time_cpu(theirs, x, args.budget)
             r["ratio"] = r["torch_us"] / r["ours_us"]
+        except KeyboardInterrupt:
+            stopped = i
+            break
         except Exception as e:  # noqa: BLE001 - a case that raises is reported, not hidden
             r["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
         rows.append(r)
         print(f"{i:4d} {case['op']:13s} {case['dtype']:9s} {str(case['shape']):28s} dims {str(case['dims']):14s} "
               f"{case['layout']:13s} {r['bytes'] / 2**20:8.1f} MiB  "
-              + (f"torch/ours {r['ratio']:6.2f}{'' if r['agree'] else '  differs from torch'}" if "ratio" in r else r.get("error", "")),
+              + (f"torch/ours {r['ratio']:6.2f}" + (f" graph {r['ratio_graph']:6.2f} {r['pct_ceiling']:5.1f}% /sum {r['vs_full_sum']:5.2f}" if cuda else "")
+                 + ("" if r["agree"] else "  differs from torch") if "ratio" in r else r.get("error", "")),
               flush=True)
         del x
+        if cuda:
+            torch.cuda.empty_cache()
     timed = [r for r in rows if "ratio" in r]
-    ratios = [r["ratio"] for r in timed]
     res = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "device": args.device,
-           "device_name": torch.cuda.get_device_name() if args.device == "cuda" else "cpu",
-           "threads": torch.get_num_threads(), "torch": torch.__version__, "seed": args.seed, "cases": args.cases,
-           "cpu_max_mib": args.cpu_max_mib if args.device == "cpu" else None, "rows": rows}
+           "device_name": torch.cuda.get_device_name() if cuda else "cpu", "read_ceiling_gbps": ceiling,
+           "threads": torch.get_num_threads(), "torch": torch.__version__, "seed": args.seed, "cases": len(rows), "cases_drawn_for": args.cases,
+           "cpu_max_mib": None if cuda else args.cpu_max_mib, "rows": rows}
     os.makedirs(args.out, exist_ok=True)
     stem = os.path.join(args.out, f"sweep_{args.device}")
     with open(stem + ".json", "w") as f:
         json.dump(res, f, indent=1)
     lines = [f"# Random-shape sweep, {res['device_name']} ({res['date']}, torch {res['torch']}, {res['threads']} threads)", "",
-             f"{args.cases} cases drawn by `benchmarks/sweep.py --seed {args.seed}` (its docstring gives the distribution"
-             + (f"; total bytes capped at {args.cpu_max_mib:g} MiB" if args.device == "cpu" else "") + "). "
-             "Ratio = torch's time / reducekit's (above 1: reducekit faster).", ""]
-    if ratios:
-        gm = math.exp(statistics.fmean(math.log(x) for x in ratios))
-        lines += [f"Timed: {len(timed)}; at or above torch (ratio >= 1.0): {sum(x >= 1 for x in ratios)} "
-                  f"({100 * sum(x >= 1 for x in ratios) / len(ratios):.0f}%); geometric mean {gm:.2f}; worst {min(ratios):.3f}; "
-                  f"results differing from torch's: {sum(not r['agree'] for r in timed)}, of which reducekit agrees with "
+             f"{len(rows)} cases drawn by `benchmarks/sweep.py --seed {args.seed}` (its docstring gives the distribution"
+             + ("" if cuda else f"; total bytes capped at {args.cpu_max_mib:g} MiB") + "). "
+             "Ratio = torch's time / reducekit's (above 1: reducekit faster)"
+             + (f"; ratio = eager (CUDA events over back-to-back calls), ratio_graph = graph replay (GPU time, a foreign kernel "
+                f"between calls); inputs rotated over 4x the L2. Read ceiling measured in this run: {ceiling:.0f} GB/s." if cuda else ".")]
+    if stopped is not None:
+        lines += ["", f"**Stopped by a time limit after {len(rows)} of the {args.cases} cases asked for** (the first {len(rows)} of the same draw)."]
+    if timed:
+        lines += ["", f"Results differing from torch's: {sum(not r['agree'] for r in timed)}, of which reducekit agrees with "
                   f"torch's op on the float64 values and torch does not: "
                   f"{sum(not r['agree'] and r.get('agree_float64', False) and not r.get('torch_agrees_float64', True) for r in timed)}; "
-                  f"cases that raised: {len(rows) - len(timed)}.", "", "| op | cases | >= torch | geometric mean | worst |", "|---|---:|---:|---:|---:|"]
-        for op in OPS:
-            rs = [r["ratio"] for r in timed if r["op"] == op]
-            if rs:
-                lines.append(f"| {op} | {len(rs)} | {100 * sum(x >= 1 for x in rs) / len(rs):.0f}% | "
-                             f"{math.exp(statistics.fmean(math.log(x) for x in rs)):.2f} | {min(rs):.3f} |")
-        lines += ["", "The 15 worst cases:", "", "| op | dtype | shape | dims | layout | MiB | reducekit us | torch us | ratio |",
-                  "|---|---|---|---|---|---:|---:|---:|---:|"]
-        for r in sorted(timed, key=lambda r: r["ratio"])[:15]:
+                  f"cases that raised: {len(rows) - len(timed)}.", ""]
+        lines += ratio_summary(timed, "ratio") + ratio_summary(timed, "ratio_graph")
+        if cuda:
+            big = [r for r in timed if r["bytes"] >= 256 * 2**20]
+            if big:
+                lines += [f"Cases of 256 MiB and more: {len(big)}; reducekit's median share of the read ceiling (graph) "
+                          f"{statistics.median(r['pct_ceiling'] for r in big):.0f}% (torch's {statistics.median(r['torch_pct_ceiling'] for r in big):.0f}%), "
+                          f"lowest {min(r['pct_ceiling'] for r in big):.0f}%; at 85% or more: {sum(r['pct_ceiling'] >= 85 for r in big)}.", ""]
+            lim = {"var_mean": 1.15, "argmax": 1.15, "logsumexp": 1.15}
+            within = [r["vs_full_sum"] <= lim.get(r["op"], 1.10) for r in timed]
+            lines += [f"Against our own full sum of the same bytes (graph time / full sum's): within the issue's bound "
+                      f"(1.10x; 1.15x for var_mean, argmax and logsumexp) in {sum(within)} of {len(timed)} cases; median "
+                      f"{statistics.median(r['vs_full_sum'] for r in timed):.2f}x, worst {max(r['vs_full_sum'] for r in timed):.1f}x.", ""]
+        key = "ratio_graph" if cuda else "ratio"
+        lines += [f"The 20 worst cases ({key}):", "",
+                  "| op | dtype | shape | dims | layout | MiB | reducekit us | torch us | ratio |" + (" graph ratio | % ceiling | / full sum |" if cuda else ""),
+                  "|---|---|---|---|---|---:|---:|---:|---:|" + ("---:|---:|---:|" if cuda else "")]
+        for r in sorted(timed, key=lambda r: r[key])[:20]:
             lines.append(f"| {r['op']} | {r['dtype']} | {tuple(r['shape'])} | {r['dims']} | {r['layout']} | "
-                         f"{r['bytes'] / 2**20:.1f} | {r['ours_us']:.1f} | {r['torch_us']:.1f} | {r['ratio']:.3f} |")
+                         f"{r['bytes'] / 2**20:.1f} | {r['ours_us']:.1f} | {r['torch_us']:.1f} | {r['ratio']:.3f} |"
+                         + (f" {r['ratio_graph']:.3f} | {r['pct_ceiling']:.0f}% | {r['vs_full_sum']:.2f} |" if cuda else ""))
     errors = [r for r in rows if "error" in r]
     if errors:
         lines += ["", "Cases that raised:", ""] + [f"- {r['op']} {r['dtype']} {r['shape']} dims {r['dims']}: {r['error']}" for r in errors]
@@ -210,16 +274,20 @@ def main():
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig, ax = plt.subplots(figsize=(7, 4))
-        for op in OPS:
-            rs = [r for r in timed if r["op"] == op]
-            ax.scatter([r["bytes"] / 2**20 for r in rs], [r["ratio"] for r in rs], s=10, label=op)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.axhline(1.0, color="k", lw=0.8)
-        ax.set_xlabel("MiB read")
-        ax.set_ylabel("torch time / reducekit time")
-        ax.legend(fontsize=6, ncol=2)
+        panels = [("bytes", "ratio", "MiB read", "eager")] + ([("bytes", "ratio_graph", "MiB read", "graph"),
+                                                              ("pct_ceiling", "ratio_graph", "reducekit % of the read ceiling (graph)", "graph")] if cuda else [])
+        fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.2), squeeze=False)
+        for ax, (xk, yk, xl, mode) in zip(axes[0], panels):
+            for op in OPS:
+                rs = [r for r in timed if r["op"] == op]
+                ax.scatter([r[xk] / (2**20 if xk == "bytes" else 1) for r in rs], [r[yk] for r in rs], s=10, label=op)
+            if xk == "bytes":
+                ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.axhline(1.0, color="k", lw=0.8)
+            ax.set_xlabel(xl)
+            ax.set_ylabel(f"torch time / reducekit time ({mode})")
+            ax.legend(fontsize=6, ncol=2)
         fig.tight_layout()
         fig.savefig(stem + ".png", dpi=110)
     except ImportError:

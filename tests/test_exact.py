@@ -5,7 +5,8 @@ dtype. Correct rounding implies the bitwise equalities tested here: CPU against 
 compiled CUDA configuration and grid, any permutation, and any split into shards combined
 through exact_partial / exact_round. Planted faults exact_drop_carry, exact_truncate and
 exact_spill_low (benchmarks/results/h200/faults.md), on the chunked path (float64) exact_chunk_shift
-and exact_no_carry, and on the binned path (float32 and bfloat16) exact_bin_shift,
+and exact_no_carry (test_chunked_path_worst_case), on float16 exact_half_field and
+exact_half_special, and on the binned path (float32 and bfloat16) exact_bin_shift,
 exact_no_recount and exact_drop_block, must fail these tests.
 """
 import math
@@ -179,6 +180,32 @@ def test_every_config_and_grid(dtype):
         finally:
             reducekit._C._exact_config(0, 0, 0)
         assert same_value(want.item(), correctly_rounded(x))
+
+
+@pytest.mark.cuda
+def test_chunked_path_worst_case():
+    """The chunked path's (float64) worst case: every value adds nearly 2^52 into the same chunk
+    (significands near 2^53 with the exponent's low 5 bits all set, one sign), so a chunk
+    overflows after 2^11 of them unless its thread carries. One block per row puts 2^13 to 2^14
+    of them on each thread; every compiled configuration, and the default grid, gives the
+    correctly rounded sum, for both signs."""
+    g = torch.Generator().manual_seed(seed_for("exact", "chunk worst case"))
+    n = 2**20 + 7
+    # [2, 4): biased exponent 1024, q = 1023 (low 5 bits 31); the top 20 significand bits set.
+    x = 4.0 - torch.randint(1, 2**32, (n,), generator=g, dtype=torch.int64).double() * 2.0**-51
+    x[::2] *= 1 + 2.0**-40  # two distinct significand patterns
+    assert bool(((x >= 3.999) & (x < 4)).all())
+    want = correctly_rounded(x)
+    xc = x.cuda()
+    try:
+        for block, unroll in reducekit._C._exact_configs():
+            for bpr in (1, 2, 0):
+                reducekit._C._exact_config(block, unroll, bpr)
+                for sign in (1, -1):
+                    got = reducekit.sum(sign * xc, method="exact").item()
+                    assert same_value(got, sign * want), (block, unroll, bpr, sign, got, want)
+    finally:
+        reducekit._C._exact_config(0, 0, 0)
 
 
 @pytest.mark.parametrize("device", DEVICES)

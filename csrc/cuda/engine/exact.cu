@@ -28,8 +28,77 @@ namespace {
 
 using exact::Format;
 
+// float16 without a conversion instruction. A float16's exponent and significand fields, put in a
+// float64's high word at the same positions from the top (sign at bit 63, the 5-bit exponent at
+// the low end of the 11-bit field), make a float64 of exactly the value times 2^-1008: normal and
+// subnormal alike, since both formats' subnormals continue their normal ranges. Three integer
+// operations per value instead of a conversion to float32, then to float64. Every float16 is a
+// multiple of 2^-24 below 2^16, so a float64 run of 2^13 of them (below 2^29) is exact, whatever
+// they are: the cost per value does not depend on the data (the checked pairwise float32 sums
+// this replaces took 1.9-2.1x `auto` on gradient-like and cancelling data, NOTES.md, issue 22).
+// Exponent 31 (inf, NaN) would read as a finite float64: a vector holding one (one test per word)
+// takes the per-value branch, which counts it as a special.
+struct HalfRun {
+  static constexpr int kFlush = 1 << 13;  // values per run: |run| < 2^13 * 2^16 = 2^29 (53 bits of 2^-24)
+  double run = 0;                         // scaled by 2^-1008
+  int count = 0;
+  exact::AccSpill s;
+  static __device__ __forceinline__ double lo_half(unsigned w) {
+    return __hiloint2double(static_cast<int>(((w << 16) & 0x80000000u) | ((w << 10) & 0x01fffc00u)), 0);
+  }
+  static __device__ __forceinline__ double hi_half(unsigned w) {
+    const int sh = RK_FAULT_IS(ExactHalfField) ? 7 : 6;  // planted: the field one place too low
+    return __hiloint2double(static_cast<int>((w & 0x80000000u) | ((w >> sh) & 0x01fffc00u)), 0);
+  }
+  // Nonzero if either half of w has exponent 31 (inf or NaN): 0x7c00 + 0x0400 carries into bit 15.
+  static __device__ __forceinline__ unsigned special_bits(unsigned w) {
+    return ((w & 0x7c007c00u) + 0x04000400u) & 0x80008000u;
+  }
+  template <class Sink>
+  __device__ __forceinline__ void flush(Format f, Sink& sink) {
+    s.add(run * 0x1p1008, f, sink);  // exact: a power of two
+    run = 0;
+    count = 0;
+  }
+  template <class Sink>
+  __device__ __forceinline__ void counted(int n, Format f, Sink& sink) {
+    count += n;
+    if (count > kFlush - 8) flush(f, sink);
+  }
+  // One float16 (its bits h in the low half of w).
+  template <class Sink>
+  __device__ __forceinline__ void add_bits(unsigned h, Format f, Sink& sink) {
+    if ((h & 0x7c00u) == 0x7c00u) {  // NaN: 0, +inf: 1, -inf: 2 (exact::AccHalf's order)
+      sink.special((h & 0x3ffu) ? 0 : ((h & 0x8000u) ? 2 : 1));
+      return;
+    }
+    run += lo_half(h);
+    counted(1, f, sink);
+  }
+  // The 8 values of one 16-byte vector: a tree of exact additions, then one into the run.
+  template <class Sink>
+  __device__ __forceinline__ void add_vec(const uint4& v, Format f, Sink& sink) {
+    const unsigned w[4] = {v.x, v.y, v.z, v.w};
+    if ((special_bits(w[0]) | special_bits(w[1]) | special_bits(w[2]) | special_bits(w[3])) && !RK_FAULT_IS(ExactHalfSpecial)) {
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        add_bits(w[k] & 0xffffu, f, sink);
+        add_bits(w[k] >> 16, f, sink);
+      }
+      return;
+    }
+    double d[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) d[k] = lo_half(w[k]) + hi_half(w[k]);
+    run += (d[0] + d[1]) + (d[2] + d[3]);
+    counted(8, f, sink);
+  }
+  template <class Sink>
+  __device__ __forceinline__ void drain(Format f, Sink& sink) { flush(f, sink); s.drain(f, sink); }
+};
+
 template <class In> struct ExactTraits;
-template <> struct ExactTraits<__half> { using Acc = exact::AccHalf; using Red = exact::AccSpill; static constexpr Format kFmt = exact::kHalfFmt; };
+template <> struct ExactTraits<__half> { using Acc = HalfRun; using Red = exact::AccSpill; static constexpr Format kFmt = exact::kHalfFmt; };
 template <> struct ExactTraits<__nv_bfloat16> { using Acc = exact::AccSpill; using Red = exact::AccSpill; static constexpr Format kFmt = exact::kSingleFmt; };
 template <> struct ExactTraits<float> { using Acc = exact::Acc1; using Red = exact::Acc1; static constexpr Format kFmt = exact::kSingleFmt; };
 template <> struct ExactTraits<double> { using Acc = exact::Acc2; using Red = exact::Acc2; static constexpr Format kFmt = exact::kDoubleFmt; };
@@ -50,7 +119,7 @@ struct SmemSink {
 };
 
 // The accumulator that threads, warps and blocks combine (float16's run flushed into its sum).
-__device__ __forceinline__ exact::AccSpill reduced(exact::AccHalf& a, Format f, SmemSink& s) {
+__device__ __forceinline__ exact::AccSpill reduced(HalfRun& a, Format f, SmemSink& s) {
   a.flush(f, s);
   return a.s;
 }
@@ -108,7 +177,7 @@ __device__ __forceinline__ Red block_merge(Red a, Format f, SmemSink& s, Red* sc
 }
 
 // The exact float32 sum of 8 values, if every addition of the pairwise tree is exact (each checked
-// on the float32 pipe): 16-bit values close in magnitude almost always are, and then the float64
+// on the float32 pipe): bfloat16 values close in magnitude almost always are, and then the float64
 // accumulator takes one addition per 8 values. False (out unusable) otherwise, or for inf/NaN.
 __device__ __forceinline__ bool sum8_exact(const float (&f)[8], float& out) {
   bool ok = true;
@@ -133,23 +202,15 @@ __device__ __forceinline__ void add_vec(Acc& acc, const uint4& v, Format fmt, Sm
     acc.add(static_cast<double>(__uint_as_float(v.y)), fmt, s);
     acc.add(static_cast<double>(__uint_as_float(v.z)), fmt, s);
     acc.add(static_cast<double>(__uint_as_float(v.w)), fmt, s);
-  } else if constexpr (std::is_same_v<In, __nv_bfloat16> || std::is_same_v<In, __half>) {
+  } else if constexpr (std::is_same_v<In, __half>) {
+    acc.add_vec(v, fmt, s);
+  } else if constexpr (std::is_same_v<In, __nv_bfloat16>) {
     float f[8];
-    if constexpr (std::is_same_v<In, __nv_bfloat16>) {
-      const unsigned w[4] = {v.x, v.y, v.z, v.w};
+    const unsigned w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-      for (int k = 0; k < 4; ++k) {  // a bfloat16 is the top half of a float32
-        f[2 * k] = __uint_as_float(w[k] << 16);
-        f[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
-      }
-    } else {
-      const __half2* e = reinterpret_cast<const __half2*>(&v);
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const float2 p = __half22float2(e[k]);
-        f[2 * k] = p.x;
-        f[2 * k + 1] = p.y;
-      }
+    for (int k = 0; k < 4; ++k) {  // a bfloat16 is the top half of a float32
+      f[2 * k] = __uint_as_float(w[k] << 16);
+      f[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
     }
     float sum;
     if (sum8_exact(f, sum)) {
@@ -170,6 +231,13 @@ __device__ __forceinline__ double scalar(const In* p) {
 }
 template <>
 __device__ __forceinline__ double scalar<double>(const double* p) { return *p; }
+
+// Adds one value outside the vectors (a row's head or tail).
+template <class In, class Acc>
+__device__ __forceinline__ void add_one(Acc& acc, const In* p, Format f, SmemSink& s) {
+  if constexpr (std::is_same_v<In, __half>) acc.add_bits(__half_as_ushort(*p), f, s);
+  else acc.add(scalar(p), f, s);
+}
 
 // The exact sum held by an accumulator as an unevaluated pair t + e with t = RN64(t + e).
 __device__ __forceinline__ void as_pair(const exact::AccSpill& a, double& t, double& e) { t = a.s; e = 0; }
@@ -273,8 +341,8 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) exact_kernel(const In* __
       if (ok[u]) add_vec<In>(acc, r[u], f, sink);
   }
   const int64_t gtid = static_cast<int64_t>(part) * BLOCK + tid;
-  if (gtid < sp.head) acc.add(scalar(xr + gtid), f, sink);
-  if (gtid < sp.tail) acc.add(scalar(xr + p.len - sp.tail + gtid), f, sink);
+  if (gtid < sp.head) add_one(acc, xr + gtid, f, sink);
+  if (gtid < sp.tail) add_one(acc, xr + p.len - sp.tail + gtid, f, sink);
   allow_dependent_launch();
 
   Red a = block_merge<Red, BLOCK>(reduced(acc, f, sink), f, sink, scratch);
@@ -361,7 +429,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) exact_kernel(const In* __
 //    block of the row reads the exact sum as integers and rounds it once: from a float64 pair when
 //    the bins' sum fits one (round_pair), else through the limbs.
 //  - bfloat16 was first tried with float32 sub-bins flushed every 512 values (half its memory speed
-//    on every data); float16 keeps the checked path, whose float64 run is already exact for 2^13
+//    on every data); float16 keeps the checked path, whose float64 run (HalfRun) is exact for 2^13
 //    values of any magnitude; float64 takes the chunked path below (NOTES.md, issue 22).
 //  - inf and NaN (exponent 255) land in the last bin and make it non-finite, which then says which
 //    special the sum is (no second read). Only exact_partial's words, which carry the specials'

@@ -47,6 +47,7 @@ namespace rk {
   X(ExactChunkShift, "exact_chunk_shift", "exact CUDA chunked path (float64): values with an odd last significand bit go one chunk up (a wrong unit)") \
   X(ExactNoCarry, "exact_no_carry", "exact CUDA chunked path (float64): a thread never carries its chunks inside its loop (they may overflow)") \
   X(ExactHalfField, "exact_half_field", "exact CUDA float16: the odd half of a word lands one place too low in the float64 (a wrong scale)") \
+  X(ColumnsMisalignedVectors, "columns_misaligned_vectors", "columns kernel: a row of a column vector that is not 16-byte aligned is read from the granule below it (the realignment skipped)") \
   X(ExactHalfSpecial, "exact_half_special", "exact CUDA float16: a vector's inf/NaN test is skipped (a special reads as a finite value)")
 
 enum class Fault : int {

@@ -36,12 +36,13 @@ using exact::Format;
 // multiple of 2^-24 below 2^16, so a float64 run of 2^13 of them (below 2^29) is exact, whatever
 // they are: the cost per value does not depend on the data (the checked pairwise float32 sums
 // this replaces took 1.9-2.1x `auto` on gradient-like and cancelling data, NOTES.md, issue 22).
-// Exponent 31 (inf, NaN) would read as a finite float64: a vector holding one (one test per word)
-// takes the per-value branch, which counts it as a special.
+// Exponent 31 (inf, NaN) would read as a finite float64: a word holding one (one test per word)
+// has it counted in registers and replaced by zero, and goes on through the same additions.
 struct HalfRun {
   static constexpr int kFlush = 1 << 13;  // values per run: |run| < 2^13 * 2^16 = 2^29 (53 bits of 2^-24)
   double run = 0;                         // scaled by 2^-1008
   int count = 0;
+  int nan = 0, pinf = 0, ninf = 0;  // specials met (counts in registers, not an indexed array)
   exact::AccSpill s;
   static __device__ __forceinline__ double lo_half(unsigned w) {
     return __hiloint2double(static_cast<int>(((w << 16) & 0x80000000u) | ((w << 10) & 0x01fffc00u)), 0);
@@ -65,27 +66,32 @@ struct HalfRun {
     count += n;
     if (count > kFlush - 8) flush(f, sink);
   }
-  // One float16 (its bits h in the low half of w).
+  // Counts the special h (exponent 31) and returns true, or returns false.
+  __device__ __forceinline__ bool special(unsigned h) {
+    if ((h & 0x7c00u) != 0x7c00u) return false;
+    const bool is_nan = (h & 0x3ffu) != 0, neg = (h & 0x8000u) != 0;
+    nan += is_nan;
+    pinf += !is_nan && !neg;
+    ninf += !is_nan && neg;
+    return true;
+  }
+  // One float16 (its bits in the low half of h).
   template <class Sink>
   __device__ __forceinline__ void add_bits(unsigned h, Format f, Sink& sink) {
-    if ((h & 0x7c00u) == 0x7c00u) {  // NaN: 0, +inf: 1, -inf: 2 (exact::AccHalf's order)
-      sink.special((h & 0x3ffu) ? 0 : ((h & 0x8000u) ? 2 : 1));
-      return;
-    }
+    if (special(h)) return;
     run += lo_half(h);
     counted(1, f, sink);
   }
   // The 8 values of one 16-byte vector: a tree of exact additions, then one into the run.
   template <class Sink>
   __device__ __forceinline__ void add_vec(const uint4& v, Format f, Sink& sink) {
-    const unsigned w[4] = {v.x, v.y, v.z, v.w};
-    if ((special_bits(w[0]) | special_bits(w[1]) | special_bits(w[2]) | special_bits(w[3])) && !RK_FAULT_IS(ExactHalfSpecial)) {
+    unsigned w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        add_bits(w[k] & 0xffffu, f, sink);
-        add_bits(w[k] >> 16, f, sink);
+    for (int k = 0; k < 4; ++k) {
+      if (special_bits(w[k]) && !RK_FAULT_IS(ExactHalfSpecial)) {  // rare: counted, then read as zero
+        if (special(w[k] & 0xffffu)) w[k] &= 0xffff0000u;
+        if (special(w[k] >> 16)) w[k] &= 0x0000ffffu;
       }
-      return;
     }
     double d[4];
 #pragma unroll
@@ -93,8 +99,14 @@ struct HalfRun {
     run += (d[0] + d[1]) + (d[2] + d[3]);
     counted(8, f, sink);
   }
+  // The thread's last run into s, and its specials' counts to the sink.
   template <class Sink>
-  __device__ __forceinline__ void drain(Format f, Sink& sink) { flush(f, sink); s.drain(f, sink); }
+  __device__ __forceinline__ void finish(Format f, Sink& sink) {
+    flush(f, sink);
+    if (nan) sink.special(0, nan);  // exact::AccHalf's order: NaN, +inf, -inf
+    if (pinf) sink.special(1, pinf);
+    if (ninf) sink.special(2, ninf);
+  }
 };
 
 template <class In> struct ExactTraits;
@@ -112,15 +124,15 @@ struct SmemSink {
     atomicAdd(reinterpret_cast<unsigned long long*>(limbs + k), static_cast<unsigned long long>(p));
     *spilled = 1;
   }
-  __device__ __forceinline__ void special(int k) {
-    atomicAdd(specials + k, 1);
+  __device__ __forceinline__ void special(int k, int n = 1) {
+    atomicAdd(specials + k, n);
     *spilled = 1;
   }
 };
 
 // The accumulator that threads, warps and blocks combine (float16's run flushed into its sum).
 __device__ __forceinline__ exact::AccSpill reduced(HalfRun& a, Format f, SmemSink& s) {
-  a.flush(f, s);
+  a.finish(f, s);
   return a.s;
 }
 __device__ __forceinline__ exact::AccSpill reduced(exact::AccSpill& a, Format, SmemSink&) { return a; }

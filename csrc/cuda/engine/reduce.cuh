@@ -23,8 +23,9 @@
 // sequentially (or, for a batched operator, by its lane function), lanes combine in a perfect
 // pairwise tree, and a block only ever reduces an aligned power-of-two group of lanes, which is a
 // subtree of that tree. So the grid, the block shape and the number of rows or columns never
-// change a bit. Misaligned rows take aligned 16-byte loads realigned in registers, and short lanes
-// and column tails scalar loads, of the same values reduced in the same order.
+// change a bit. Misaligned rows, and column vectors in rows of a stride that is not a multiple of
+// 16 bytes, take aligned 16-byte loads realigned in registers, and short lanes and column tails
+// scalar loads, of the same values reduced in the same order.
 #pragma once
 
 #include <cuda/atomic>
@@ -519,24 +520,41 @@ __global__ void __launch_bounds__(kThreads, kFused ? 1 : kRowsMinBlocks<In, Op, 
 }
 
 // One lane of `rows` (<= G) rows of V columns at p (row stride C, first row index r0) entering
-// acc[V], row by row. Whole aligned vectors: up to 16 rows' 16-byte loads issued before any is
-// used; otherwise scalar loads of the same values (columns past `cols` read as zero bits, and
-// their accumulators are never stored).
-template <class In, class Op, int BATCH>
+// acc[V], row by row. Whole vectors (V columns): up to 16 rows' 16-byte loads issued before any
+// is used; with ALIGNED false (a row stride that is not a multiple of 16 bytes, or a misaligned
+// start) each row's vector is read as the two aligned granules holding it and shifted into place
+// in registers (load_vectors), not by V scalar loads (0.07-0.3x torch on such columns, issue 21's
+// sweep). Columns past `cols` (the tile's last vector) take scalar loads of the same values (read
+// as zero bits past `cols`; their accumulators are never stored). Same values, same order: the
+// same bits either way.
+template <class In, class Op, int BATCH, bool ALIGNED>
 __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[16 / sizeof(In)], const In* __restrict__ p, int64_t C, int rows,
-                                            int cols, bool vec, int64_t r0, const red::Params& prm) {
+                                            int cols, int64_t r0, const red::Params& prm) {
   constexpr int G = 64 / sizeof(In), V = 16 / sizeof(In), kBatch = G < BATCH ? G : BATCH;
   using T = typename Op::T;
 #pragma unroll
   for (int k = 0; k < V; ++k) acc[k] = Op::identity();
-  const bool whole = vec && cols == V;
+  const bool whole = cols == V;
 #pragma unroll 1
   for (int b0 = 0; b0 < rows; b0 += kBatch) {
     uint4 v[kBatch];
-    if (whole) {
+    if (whole && ALIGNED) {
 #pragma unroll
       for (int u = 0; u < kBatch; ++u)
         if (b0 + u < rows) v[u] = __ldg(reinterpret_cast<const uint4*>(p + (b0 + u) * C));
+    } else if (whole) {
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        if (b0 + u < rows) {
+          if constexpr (RK_FAULT_IS(ColumnsMisalignedVectors)) {  // planted: read from the granule below
+            v[u] = __ldg(reinterpret_cast<const uint4*>(reinterpret_cast<uintptr_t>(p + (b0 + u) * C) & ~uintptr_t{15}));
+          } else {
+            uint4 t[1];
+            load_vectors<In, 1>(p + (b0 + u) * C, t);
+            v[u] = t[0];
+          }
+        }
+      }
     } else {
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
@@ -601,7 +619,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   int cols = c0 < C ? static_cast<int>(C - c0 < V ? C - c0 : V) : 0;
   if constexpr (RK_FAULT_IS(DimsColumnTail)) cols = cols < V ? 0 : cols;  // planted: the last C % V columns read nothing
   const In* base = x + b * R * C + c0;
-  const bool vec = aligned16(base) && (C * sizeof(In)) % 16 == 0;
+  const bool aligned = aligned16(base) && (C * sizeof(In)) % 16 == 0;  // every row's vector: block-uniform
   // Binary-counter stack of pending left subtrees (level k holds 2^k lanes): lane j merges with
   // the pending subtree at every level where j has a 1 bit. The stack lives in local memory; it
   // is touched twice per lane of G rows, next to G loads.
@@ -611,7 +629,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   for (int j = 0; j < LPT; ++j) {
     const int64_t r0 = (lane0 + j) * G;
     const int rows = r0 < R ? static_cast<int>(R - r0 < G ? R - r0 : G) : 0;
-    column_lane<In, Op, kColumnBatch>(acc, base + r0 * C, C, cols > 0 ? rows : 0, cols, vec, r0, prm);
+    if (aligned) column_lane<In, Op, kColumnBatch, true>(acc, base + r0 * C, C, cols > 0 ? rows : 0, cols, r0, prm);
+    else column_lane<In, Op, kColumnBatch, false>(acc, base + r0 * C, C, cols > 0 ? rows : 0, cols, r0, prm);
     int k = 0;
     for (; (j >> k) & 1; ++k) {
 #pragma unroll

@@ -215,8 +215,11 @@ struct Acc1 {
 };
 
 // float16: values on the grid 2^-24 below 2^16, so kFlush of them sum exactly in `run` (|run| <
-// 2^29, 53 bits; `count` counts input values, also when one add brings the exact sum of several); inf and NaN propagate through `run` by IEEE rules, which are torch's (inf - inf
-// is NaN). Every kFlush values, `run` is added (checked) into `s`.
+// 2^29, 53 bits; `count` counts input values, also when one add brings the exact sum of several).
+// inf and NaN are counted per value, as every other dtype's are (exact_partial's words carry the
+// counts; until issue 22's part 3 they reached the run and counted once per run of 2^13 values).
+// Every kFlush values, `run` is added (checked) into `s`. The CPU's; CUDA's HalfRun (exact.cu)
+// gives the same sums and counts.
 struct AccHalf {
   static constexpr int kFlush = 1 << 13;
   double run = 0;
@@ -224,17 +227,17 @@ struct AccHalf {
   AccSpill s;
   template <class Sink>
   RK_HD void flush(Format f, Sink& sink) {
-    if (run - run != 0) {  // inf or NaN reached the run
-      sink.special(run != run ? 0 : (run > 0 ? 1 : 2));
-    } else {
-      s.add(run, f, sink);
-    }
+    s.add(run, f, sink);
     run = 0;
     count = 0;
   }
   // v: the exact sum of n input values (|v| < n * 2^16).
   template <class Sink>
   RK_HD void add(double v, Format f, Sink& sink, int n = 1) {
+    if (v - v != 0) {  // inf or NaN: counted, not added
+      sink.special(v != v ? 0 : (v > 0 ? 1 : 2));
+      return;
+    }
     run += v;
     count += n;
     if (count > kFlush - 8) flush(f, sink);

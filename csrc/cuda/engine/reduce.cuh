@@ -299,6 +299,30 @@ __device__ __forceinline__ void load_vectors(const In* __restrict__ p, uint4 (&r
   for (int u = 0; u < NV; ++u) r[u] = make_uint4(w[4 * u], w[4 * u + 1], w[4 * u + 2], w[4 * u + 3]);
 }
 
+// The 16 bytes that start `off` bytes into the 32 of lo, hi (off a multiple of the element size):
+// a word select, and a funnel shift for types narrower than a word. No branch.
+template <class In>
+__device__ __forceinline__ uint4 realign16(const uint4& lo, const uint4& hi, int off) {
+  const uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  const int q = off >> 2, sh = 8 * (off & 3);
+  uint32_t r[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    if constexpr (sizeof(In) == 8) {
+      r[j] = q == 0 ? w[j] : w[j + 2];
+    } else {
+      const uint32_t a = q == 0 ? w[j] : q == 1 ? w[j + 1] : q == 2 ? w[j + 2] : w[j + 3];
+      if constexpr (sizeof(In) == 4) {
+        r[j] = a;
+      } else {
+        const uint32_t b = q == 0 ? w[j + 1] : q == 1 ? w[j + 2] : q == 2 ? w[j + 3] : w[j + 4];
+        r[j] = __funnelshift_r(a, b, sh);
+      }
+    }
+  }
+  return make_uint4(r[0], r[1], r[2], r[3]);
+}
+
 // One lane of cnt (<= G) values at p by scalar loads (a short lane): the same
 // values in the same order as the whole-lane path.
 template <class In, class Op>
@@ -543,17 +567,19 @@ __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[16 / sizeof(
       for (int u = 0; u < kBatch; ++u)
         if (b0 + u < rows) v[u] = __ldg(reinterpret_cast<const uint4*>(p + (b0 + u) * C));
     } else if (whole) {
+      // Branch-free, so that ptxas can issue the batch's loads before it realigns any: every row
+      // takes two granules (the second is the first again where the row's vector is aligned).
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
+        const uintptr_t a = reinterpret_cast<uintptr_t>(p + (b0 + u) * C);
+        const int off = RK_FAULT_IS(ColumnsMisalignedVectors) ? 0 : static_cast<int>(a & 15);  // planted: the granule below
+        const uint4* g = reinterpret_cast<const uint4*>(a & ~uintptr_t{15});
+        uint4 lo = make_uint4(0, 0, 0, 0), hi = lo;
         if (b0 + u < rows) {
-          if constexpr (RK_FAULT_IS(ColumnsMisalignedVectors)) {  // planted: read from the granule below
-            v[u] = __ldg(reinterpret_cast<const uint4*>(reinterpret_cast<uintptr_t>(p + (b0 + u) * C) & ~uintptr_t{15}));
-          } else {
-            uint4 t[1];
-            load_vectors<In, 1>(p + (b0 + u) * C, t);
-            v[u] = t[0];
-          }
+          lo = __ldg(g);
+          hi = __ldg(g + (off != 0));
         }
+        v[u] = realign16<In>(lo, hi, off);
       }
     } else {
 #pragma unroll

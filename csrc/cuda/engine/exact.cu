@@ -86,9 +86,9 @@ struct HalfRun {
   template <class Sink>
   __device__ __forceinline__ void add_vec(const uint4& v, Format f, Sink& sink) {
     unsigned w[4] = {v.x, v.y, v.z, v.w};
+    if ((special_bits(w[0]) | special_bits(w[1]) | special_bits(w[2]) | special_bits(w[3])) && !RK_FAULT_IS(ExactHalfSpecial)) {
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      if (special_bits(w[k]) && !RK_FAULT_IS(ExactHalfSpecial)) {  // rare: counted, then read as zero
+      for (int k = 0; k < 4; ++k) {  // rare: counted, then read as zero
         if (special(w[k] & 0xffffu)) w[k] &= 0xffff0000u;
         if (special(w[k] >> 16)) w[k] &= 0x0000ffffu;
       }

@@ -620,8 +620,11 @@ __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[16 / sizeof(
 // lanes of G rows (lane results combined pairwise in registers: an aligned subtree). The block
 // then combines its TY threads pairwise in shared memory, KC columns at a time. Grid: tiles_x
 // column tiles x tiles_y lane tiles x B. Writes out[b*C + c] (tiles_y == 1) or
-// partials[(b*C + c) * tiles_y + tile_y].
-template <class In, class Op, class Out0, class Out1>
+// partials[(b*C + c) * tiles_y + tile_y]. ALIGNED: every row's vectors are 16-byte aligned (x
+// aligned and C x element a multiple of 16 bytes: a property of the launch). The misaligned form
+// is its own kernel, so that its registers (two granules per row in flight) never cost the
+// aligned one spills or occupancy.
+template <class In, class Op, class Out0, class Out1, bool ALIGNED>
 __global__ void __launch_bounds__(kThreads, 2)
     columns_kernel(const In* __restrict__ x, int64_t R, int64_t C, int TX, int TY, int LPT, int64_t tiles_x,
                    int64_t tiles_y, Outs<Out0, Out1> out, typename Op::Acc* __restrict__ partials, red::Params prm) {
@@ -645,7 +648,6 @@ __global__ void __launch_bounds__(kThreads, 2)
   int cols = c0 < C ? static_cast<int>(C - c0 < V ? C - c0 : V) : 0;
   if constexpr (RK_FAULT_IS(DimsColumnTail)) cols = cols < V ? 0 : cols;  // planted: the last C % V columns read nothing
   const In* base = x + b * R * C + c0;
-  const bool aligned = aligned16(base) && (C * sizeof(In)) % 16 == 0;  // every row's vector: block-uniform
   // Binary-counter stack of pending left subtrees (level k holds 2^k lanes): lane j merges with
   // the pending subtree at every level where j has a 1 bit. The stack lives in local memory; it
   // is touched twice per lane of G rows, next to G loads.
@@ -655,8 +657,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   for (int j = 0; j < LPT; ++j) {
     const int64_t r0 = (lane0 + j) * G;
     const int rows = r0 < R ? static_cast<int>(R - r0 < G ? R - r0 : G) : 0;
-    if (aligned) column_lane<In, Op, kColumnBatch, true>(acc, base + r0 * C, C, cols > 0 ? rows : 0, cols, r0, prm);
-    else column_lane<In, Op, kColumnBatch, false>(acc, base + r0 * C, C, cols > 0 ? rows : 0, cols, r0, prm);
+    column_lane<In, Op, kColumnBatch, ALIGNED>(acc, base + r0 * C, C, cols > 0 ? rows : 0, cols, r0, prm);
     int k = 0;
     for (; (j >> k) & 1; ++k) {
 #pragma unroll
@@ -798,8 +799,12 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
       e = s.LPT == 1 ? go(rows_kernel<In, Op, Out0, Out1, 1>) : go(rows_kernel<In, Op, Out0, Out1, 0>);
     }
   } else {
-    e = launch_maybe_pdl(columns_kernel<In, Op, Out0, Out1>, grid, block, stream, pdl, x, extent, inner, s.TX, s.TY, s.LPT,
-                         s.tiles_x, s.tiles_y, out, partials, prm);
+    // x aligned and rows of whole granules: then every row's vectors are aligned.
+    const bool aligned = (reinterpret_cast<uintptr_t>(x) & 15) == 0 && (inner * static_cast<int64_t>(sizeof(In))) % 16 == 0;
+    e = aligned ? launch_maybe_pdl(columns_kernel<In, Op, Out0, Out1, true>, grid, block, stream, pdl, x, extent, inner, s.TX, s.TY,
+                                   s.LPT, s.tiles_x, s.tiles_y, out, partials, prm)
+                : launch_maybe_pdl(columns_kernel<In, Op, Out0, Out1, false>, grid, block, stream, pdl, x, extent, inner, s.TX, s.TY,
+                                   s.LPT, s.tiles_x, s.tiles_y, out, partials, prm);
   }
   if (e != cudaSuccess || !s.partials) return e;
   if (fused.counter) return e;  // finished in the rows kernel

@@ -165,6 +165,28 @@ def test_binned_path_specials(dtype):
 
 
 @pytest.mark.cuda
+def test_float16_specials():
+    """float16 on CUDA (HalfRun): inf and NaN anywhere (inside a 16-byte vector, in a row's head or
+    tail) give torch's special and the CPU's bits, and exact_partial's last three words count the
+    NaN, +inf and -inf values, as the CPU's words do."""
+    base = data("normal", 70001, torch.float16, "half specials")
+    inf, nan = float("inf"), float("nan")
+    for plant in [{7: inf}, {8: -inf}, {9: nan}, {0: inf, 70000: -inf}, {3: nan, 4: inf, 5: inf, 6: -inf}, {11: inf, 12: inf}]:
+        x = base.clone()
+        for i, v in plant.items():
+            x[i] = v
+        for view in (x, x[1:], x[:-1]):  # x[1:]: misaligned, its first values a head
+            got = reducekit.sum(view.cuda(), method="exact").cpu()
+            assert same_bits(got, reducekit.sum(view, method="exact")), (plant, got.item())
+            want = torch.sum(view.double()).item()
+            assert (math.isnan(want) and math.isnan(got.item())) or got.item() == want, (plant, got.item(), want)
+            words = reducekit.exact_partial(view.cuda()).cpu()
+            assert torch.equal(words, reducekit.exact_partial(view)), (plant, words[-3:].tolist())
+            counts = [int(torch.isnan(view).sum()), int((view == inf).sum()), int((view == -inf).sum())]
+            assert words[-3:].tolist() == counts, (plant, words[-3:].tolist(), counts)
+
+
+@pytest.mark.cuda
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 def test_every_config_and_grid(dtype):
     """Every compiled (block, unroll) and forced blocks-per-row, down to one block: same bits."""

@@ -386,7 +386,10 @@ def dims_block(run: dict | None, plot: bool = False) -> str:
 # exact: method="exact" against auto, torch.sum and CUB (bench_exact.py)
 EXACT = f"{RESULTS_DIR}/results_exact.json"
 # Planted-fault campaigns of the exact kernels: the limbs' faults, then those of the CUDA-only paths.
-EXACT_FAULTS = (f"{RESULTS_DIR}/faults_exact.json", f"{RESULTS_DIR}/faults_exact_2.json", f"{RESULTS_DIR}/faults_exact_3.json")
+# The last two: issue 22's part 3 (float16's HalfRun, the chunked path's carry) and, in the first of
+# them, issue 21's misaligned columns (columns_misaligned_vectors), with the control of both.
+EXACT_FAULTS = (f"{RESULTS_DIR}/faults_exact.json", f"{RESULTS_DIR}/faults_exact_2.json", f"{RESULTS_DIR}/faults_exact_3.json",
+                f"{RESULTS_DIR}/faults_s36/run6/faults.json", f"{RESULTS_DIR}/faults_s36/run7/faults.json")
 
 
 # ops: every other torch reduction on the engine (bench_ops.py), and its planted-fault campaigns
@@ -483,25 +486,33 @@ EXACT_FAMILIES = "benchmarks/results/h200/exact_families/results_exact_families.
 # the first file's float64 rows in the README's table.
 EXACT_FAMILIES_F64 = "benchmarks/results/h200/exact_families_float64_chunked/results_exact_families.json"
 MISALIGNED = "benchmarks/results/h200/misaligned/results_misaligned.json"
+# float16 after HalfRun (issue 22, part 3): its rows replace the first file's float16 rows too.
+EXACT_FAMILIES_F16 = "benchmarks/results/h200/exact_families_float16_halfrun/results_exact_families.json"
+# The random-shape sweep (issue 21): the current GPU run, the same draw before the columns change,
+# and the CPU's.
+SWEEP = "benchmarks/results/h200/sweep/sweep_cuda.json"
+SWEEP_BEFORE = "benchmarks/results/h200/sweep_cacf43b/sweep_cuda.json"
+SWEEP_CPU = "benchmarks/results/cpu/sweep_cpu.json"
 
 
-def exact_families_block(run: dict | None, path: str, later: dict | None = None, later_path: str = "") -> str:
+def exact_families_block(run: dict | None, path: str, later: list | None = None) -> str:
     """Per dtype and size, the worst family's exact / auto and the worst exact / RFA, from the
-    family benchmark's JSON (every row is in the .md beside it); a later run's rows replace the
-    first run's rows of the same dtype."""
+    family benchmark's JSON (every row is in the .md beside it); each later run's rows, a list of
+    (run, path), replace the earlier rows of the same dtype."""
     if run is None:
         return f"(no result file yet: `{path}`)"
     from reducekit.bench import exact_families as ef
-    if later is not None:
-        redone = {r["dtype"] for r in later["rows"]}
-        run = {**run, "rows": [r for r in run["rows"] if r["dtype"] not in redone] + later["rows"]}
+    later = [(lr, lp) for lr, lp in (later or []) if lr is not None]
+    for lr, _ in later:
+        redone = {r["dtype"] for r in lr["rows"]}
+        run = {**run, "rows": [r for r in run["rows"] if r["dtype"] not in redone] + lr["rows"]}
     env = run["env"]
     lines = [para(f"{env.get('gpu', '?')}, {env.get('date', '?')}, torch {env.get('torch', '?')}; read ceiling "
                   f"{env['read_ceiling']['gbps'] / 1e3:.2f} TB/s. Per dtype and size, over the {len(ef.FAMILIES)} families "
                   f"({', '.join(ef.FAMILIES)}): the largest exact / auto and exact / RFA (CUB's reproducible sum, same process), "
                   f"graph (eager), and the family where it is largest. Every row: `{path[:-5]}.md`; generated from `{path}`"
-                  + (f", with the {', '.join(sorted({r['dtype'] for r in later['rows']}))} rows from a later run of "
-                     f"{later['env'].get('date', '?')} on {later['env'].get('gpu', '?')}: `{later_path}`" if later else "")
+                  + "".join(f", with the {', '.join(sorted({r['dtype'] for r in lr['rows']}))} rows from a later run of "
+                            f"{lr['env'].get('date', '?')} on {lr['env'].get('gpu', '?')}: `{lp}`" for lr, lp in later)
                   + "."), "",
              "| dtype | N | path | exact / auto, worst | family | exact / RFA, worst | family | CUDA bits = CPU bits |",
              "|---|---|---|---:|---|---:|---|---|"]
@@ -517,7 +528,7 @@ def exact_families_block(run: dict | None, path: str, later: dict | None = None,
                     f"({best['eager_us']['exact'] / best['eager_us'][key]:.2f})", best["data"])
         a, af = worst("auto")
         f, ff = worst("rfa")
-        path_name = {"float32": "binned", "bfloat16": "binned", "float64": "chunked"}.get(dt, "checked")
+        path_name = {"float32": "binned", "bfloat16": "binned", "float64": "chunked", "float16": "float64 run"}[dt]
         lines.append(f"| {dt} | 2^{int(math.log2(n))} | {path_name} | {a} | {af} | {f} | {ff} | "
                      f"{'all equal' if all(r['cpu_bits_equal'] for r in rs) else 'DIFFER'} |")
     dec = ef.decision(run)
@@ -539,6 +550,18 @@ def misaligned_block(run: dict | None, path: str) -> str:
         sys.path.pop(0)
     md = markdown(run).split("\n")
     return "\n".join(md[2:]).rstrip() + f"\n\nGenerated from `{path}`."
+
+
+def sweep_block(cur: dict | None, before: dict | None, cpu: dict | None) -> str:
+    if cur is None:
+        return f"(no result file yet: `{SWEEP}`)"
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    try:
+        from sweep import summary_block
+    finally:
+        sys.path.pop(0)
+    chunks = summary_block(cur, SWEEP, before, SWEEP_BEFORE, cpu, SWEEP_CPU).split("\n\n")
+    return "\n\n".join(c if c.startswith("|") else para(c) for c in chunks)
 
 
 def special_block(root: str = ROOT) -> str:
@@ -575,7 +598,9 @@ def blocks(root: str = ROOT) -> dict[str, str]:
         "special": special_block(root),
         "patches": patches_block([(p, load(p)) for p in PATCH_RUNS]),
         "distributed": distributed_block(load(DIST_WORLD2), DIST_WORLD2),
-        "exact_families": exact_families_block(load(EXACT_FAMILIES), EXACT_FAMILIES, load(EXACT_FAMILIES_F64), EXACT_FAMILIES_F64),
+        "exact_families": exact_families_block(load(EXACT_FAMILIES), EXACT_FAMILIES,
+                                               [(load(EXACT_FAMILIES_F64), EXACT_FAMILIES_F64), (load(EXACT_FAMILIES_F16), EXACT_FAMILIES_F16)]),
+        "sweep": sweep_block(load(SWEEP), load(SWEEP_BEFORE), load(SWEEP_CPU)),
         "misaligned": misaligned_block(load(MISALIGNED), MISALIGNED),
     }
 

@@ -132,6 +132,77 @@ def time_cpu(fn, x, budget: float) -> float:
     return statistics.median(ts) * 1e6
 
 
+def layout_of(case: dict) -> torch.Tensor:
+    """A meta tensor with the case's shape, dtype and strides (no data)."""
+    dtype, shape = getattr(torch, case["dtype"]), case["shape"]
+    if case["layout"] == "permuted":
+        inv = [case["perm"].index(i) for i in range(len(shape))]
+        return torch.empty([shape[p] for p in case["perm"]], dtype=dtype, device="meta").permute(inv)
+    if case["layout"] == "channels_last":
+        return torch.empty(shape, dtype=dtype, device="meta").contiguous(memory_format=torch.channels_last)
+    return torch.empty(shape, dtype=dtype, device="meta")
+
+
+def plan_class(case: dict) -> str:
+    """The engine's plan for the case (reducekit._C.dims_plan, after merging dims) as a class:
+    its steps' kinds, and for one columns step the kept extent C in bytes (under 16, under 128,
+    or wide, then misaligned when C x element is not a multiple of 16 bytes)."""
+    x = layout_of(case)
+    dims = case["dims"] or []
+    if case["op"] == "argmax" and dims:
+        dims = dims[:1]
+    steps = reducekit._C.dims_plan(list(x.shape), list(x.stride()), dims, x.element_size())
+    k = "+".join(s["kind"] for s in steps)
+    if len(steps) == 1 and steps[0]["kind"] == "columns":
+        c = steps[0]["inner"] * x.element_size()
+        k += " C<16B" if c < 16 else " C<128B" if c < 128 else " wide, misaligned" if c % 16 else " wide, aligned"
+    return k
+
+
+def summary_block(cur: dict, cur_path: str, base: dict | None = None, base_path: str = "", cpu: dict | None = None,
+                  cpu_path: str = "") -> str:
+    """The README's block: a GPU sweep (graph and eager), beside an earlier one of the same draw,
+    by the engine's plan class; and the CPU sweep's headline."""
+    def head(rows, key):
+        rs = [r[key] for r in rows if key in r]
+        return (f"{100 * sum(x >= 1 for x in rs) / len(rs):.0f}% at or above torch, {100 * sum(x >= 0.95 for x in rs) / len(rs):.0f}% "
+                f"at or above 0.95x, geometric mean {geomean(rs):.2f}, worst {min(rs):.3f}")
+    rows = [r for r in cur["rows"] if "ratio" in r]
+    lines = [f"{cur['device_name']}, {cur['date']}, torch {cur['torch']}; {len(rows)} cases of `benchmarks/sweep.py --seed "
+             f"{cur['seed']}` (1 MiB to 1 GiB). Graph: {head(rows, 'ratio_graph')}; eager: {head(rows, 'ratio')}."]
+    brows = [r for r in base["rows"] if "ratio" in r] if base else []
+    if brows:
+        lines[-1] += f" The same draw before this session's columns change ({base['date']}): graph {head(brows, 'ratio_graph')}."
+    big = [r for r in rows if r["bytes"] >= 256 * 2**20]
+    lim = {"var_mean": 1.15, "argmax": 1.15, "logsumexp": 1.15}
+    lines[-1] += (f" Cases of 256 MiB and more: {len(big)}, median {statistics.median(r['pct_ceiling'] for r in big):.0f}% of the read "
+                  f"ceiling (torch {statistics.median(r['torch_pct_ceiling'] for r in big):.0f}%), {sum(r['pct_ceiling'] >= 85 for r in big)} "
+                  f"at 85% or more. Within 1.10x (1.15x for var_mean, argmax, logsumexp) of our full sum of the same bytes: "
+                  f"{sum(r['vs_full_sum'] <= lim.get(r['op'], 1.10) for r in rows)} of {len(rows)}.")
+    lines += ["", "| plan (after merging dims) | cases | at or above torch | geometric mean | before | time / full sum of the same bytes, median | before |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault(plan_class(r), []).append(r)
+    bgroups: dict = {}
+    for r in brows:
+        bgroups.setdefault(plan_class(r), []).append(r)
+    for k, rs in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        g = [r["ratio_graph"] for r in rs]
+        b = bgroups.get(k, [])
+        lines.append(f"| {k} | {len(rs)} | {100 * sum(x >= 1 for x in g) / len(g):.0f}% | {geomean(g):.2f} | "
+                     + (f"{geomean([r['ratio_graph'] for r in b]):.2f}" if b else "—") + " | "
+                     f"{statistics.median(r['vs_full_sum'] for r in rs):.2f} | "
+                     + (f"{statistics.median(r['vs_full_sum'] for r in b):.2f}" if b else "—") + " |")
+    lines += ["", f"Graph timing; ratio = torch's time / reducekit's. Every case: `{cur_path[:-5]}.md`, plotted in "
+              f"`{cur_path[:-5]}.png`; generated from `{cur_path}`" + (f" and `{base_path}`" if base else "") + "."]
+    if cpu:
+        crows = [r for r in cpu["rows"] if "ratio" in r]
+        lines += ["", f"CPU ({cpu['threads']} threads, {cpu['date']}, cases capped at {cpu['cpu_max_mib']:g} MiB): {len(crows)} cases, "
+                      f"{head(crows, 'ratio')} (`{cpu_path}`)."]
+    return "\n".join(lines)
+
+
 def cuda_timers(x: torch.Tensor, budget: float):
     """Eager and graph timers over copies of x totalling 4x the L2 (reducekit/bench/timing.py)."""
     from reducekit.bench.timing import Rotation, time_cuda_eager, time_cuda_graph
@@ -184,7 +255,7 @@ def main():
         case = draw(rng, None if cuda else args.cpu_max_mib)
         x = make(case, args.device, args.seed * 100003 + i)
         ours, theirs = calls(case)
-        r = {**case, "bytes": x.numel() * x.element_size()}
+        r = {**case, "bytes": x.numel() * x.element_size(), "plan": plan_class(case)}
         try:
             a, b = ours(x), theirs(x)
             r["agree"] = agree(a, b, case)

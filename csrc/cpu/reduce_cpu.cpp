@@ -108,11 +108,33 @@ typename Op::Acc lane(const In* x, int64_t s, int cnt, int64_t i0, const red::Pa
   }
 }
 
-// Lanes [l0, l1) of a run of n values at x (stride s) into a stack.
+// Whole lanes reduced together by a non-batched operator (kJoint chains of G dependent operations).
+constexpr int64_t kJoint = 8;
+
+// Lanes [l0, l1) of a run of n values at x (stride s) into a stack. A non-batched operator on a
+// contiguous run takes kJoint whole lanes at once, value k of each lane after value k - 1 of the
+// same lane: the same order per lane, so the same bits, but kJoint independent chains, whose
+// latencies the CPU overlaps (one lane's chain of G dependent additions or comparisons took about
+// one latency per value: mean and amax rows at 0.3-0.5x torch, issue 21's CPU sweep).
 template <class In, class Op>
 void lanes(const In* x, int64_t s, int64_t n, int64_t l0, int64_t l1, TreeStack<Op>& st, const red::Params& p) {
   constexpr int64_t G = 64 / sizeof(In);
-  for (int64_t l = l0; l < l1; ++l) {
+  int64_t l = l0;
+  if constexpr (!Op::kBatched) {
+    using T = typename Op::T;
+    if (s == 1) {
+      for (; l + kJoint <= l1 && (l + kJoint) * G <= n; l += kJoint) {
+        typename Op::Acc acc[kJoint];
+        for (int64_t j = 0; j < kJoint; ++j) acc[j] = Op::identity();
+        const In* b = x + l * G;
+        for (int64_t k = 0; k < G; ++k) {
+          for (int64_t j = 0; j < kJoint; ++j) acc[j] = Op::enter(acc[j], cvt<T>(b[j * G + k]), (l + j) * G + k, p);
+        }
+        for (int64_t j = 0; j < kJoint; ++j) st.push(acc[j]);
+      }
+    }
+  }
+  for (; l < l1; ++l) {
     const int64_t i0 = l * G;
     st.push(lane<In, Op>(x + i0 * s, s, static_cast<int>(std::min<int64_t>(G, n - i0)), i0, p));
   }

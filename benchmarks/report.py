@@ -432,7 +432,9 @@ def splice(text: str, name: str, body: str) -> str:
 # (benchmarks/results/cpu/fault_patches*.json, benchmarks/results/h200/fault_patches/).
 PATCH_RUNS = ("benchmarks/results/cpu/fault_patches_issue20.json",
               f"{RESULTS_DIR}/issue20/part3/fault_patches_09_11_13_31.json",
-              f"{RESULTS_DIR}/issue20/part3/fault_patches_03_07_15.json")
+              f"{RESULTS_DIR}/issue20/part3/fault_patches_03_07_15.json",
+              # issue 21's CPU rows loop (8 lanes at once): 43 and 44, with their control
+              "benchmarks/results/cpu/fault_patches_issue21_rows/fault_patches.json")
 
 
 # The sharded 2^30 table on two H200s (issue 25).
@@ -493,6 +495,7 @@ EXACT_FAMILIES_F16 = "benchmarks/results/h200/exact_families_float16_halfrun/res
 SWEEP = "benchmarks/results/h200/sweep/sweep_cuda.json"
 SWEEP_BEFORE = "benchmarks/results/h200/sweep_cacf43b/sweep_cuda.json"
 SWEEP_CPU = "benchmarks/results/cpu/sweep_cpu.json"
+SWEEP_CPU_BEFORE = "benchmarks/results/cpu/sweep_cpu_322fe67/sweep_cpu.json"
 
 
 def exact_families_block(run: dict | None, path: str, later: list | None = None) -> str:
@@ -540,27 +543,28 @@ def exact_families_block(run: dict | None, path: str, later: list | None = None)
     return "\n".join(lines)
 
 
+def _bench_script(name: str):
+    """A module of benchmarks/ (a script beside this one), imported by name."""
+    import importlib
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.pop(0)
+
+
 def misaligned_block(run: dict | None, path: str) -> str:
     if run is None:
         return f"(no result file yet: `{path}`)"
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    try:
-        from bench_misaligned import markdown
-    finally:
-        sys.path.pop(0)
-    md = markdown(run).split("\n")
+    md = _bench_script("bench_misaligned").markdown(run).split("\n")
     return "\n".join(md[2:]).rstrip() + f"\n\nGenerated from `{path}`."
 
 
-def sweep_block(cur: dict | None, before: dict | None, cpu: dict | None) -> str:
+def sweep_block(cur: dict | None, before: dict | None, cpu: dict | None, cpu_before: dict | None) -> str:
     if cur is None:
         return f"(no result file yet: `{SWEEP}`)"
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    try:
-        from sweep import summary_block
-    finally:
-        sys.path.pop(0)
-    chunks = summary_block(cur, SWEEP, before, SWEEP_BEFORE, cpu, SWEEP_CPU).split("\n\n")
+    chunks = _bench_script("sweep").summary_block(cur, SWEEP, before, SWEEP_BEFORE, cpu, SWEEP_CPU, cpu_before,
+                                                   SWEEP_CPU_BEFORE).split("\n\n")
     return "\n\n".join(c if c.startswith("|") else para(c) for c in chunks)
 
 
@@ -600,7 +604,7 @@ def blocks(root: str = ROOT) -> dict[str, str]:
         "distributed": distributed_block(load(DIST_WORLD2), DIST_WORLD2),
         "exact_families": exact_families_block(load(EXACT_FAMILIES), EXACT_FAMILIES,
                                                [(load(EXACT_FAMILIES_F64), EXACT_FAMILIES_F64), (load(EXACT_FAMILIES_F16), EXACT_FAMILIES_F16)]),
-        "sweep": sweep_block(load(SWEEP), load(SWEEP_BEFORE), load(SWEEP_CPU)),
+        "sweep": sweep_block(load(SWEEP), load(SWEEP_BEFORE), load(SWEEP_CPU), load(SWEEP_CPU_BEFORE)),
         "misaligned": misaligned_block(load(MISALIGNED), MISALIGNED),
     }
 

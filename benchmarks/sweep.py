@@ -160,7 +160,7 @@ def plan_class(case: dict) -> str:
 
 
 def summary_block(cur: dict, cur_path: str, base: dict | None = None, base_path: str = "", cpu: dict | None = None,
-                  cpu_path: str = "") -> str:
+                  cpu_path: str = "", cpu_base: dict | None = None, cpu_base_path: str = "") -> str:
     """The README's block: a GPU sweep (graph and eager), beside an earlier one of the same draw,
     by the engine's plan class; and the CPU sweep's headline."""
     def head(rows, key):
@@ -199,7 +199,9 @@ def summary_block(cur: dict, cur_path: str, base: dict | None = None, base_path:
     if cpu:
         crows = [r for r in cpu["rows"] if "ratio" in r]
         lines += ["", f"CPU ({cpu['threads']} threads, {cpu['date']}, cases capped at {cpu['cpu_max_mib']:g} MiB): {len(crows)} cases, "
-                      f"{head(crows, 'ratio')} (`{cpu_path}`)."]
+                      f"{head(crows, 'ratio')} (`{cpu_path}`)"
+                  + (f"; the same draw before the operators' rows loop took 8 lanes at once ({cpu_base['date']}): "
+                     f"{head([r for r in cpu_base['rows'] if 'ratio' in r], 'ratio')} (`{cpu_base_path}`)" if cpu_base else "") + "."]
     return "\n".join(lines)
 
 

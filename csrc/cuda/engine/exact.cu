@@ -35,9 +35,9 @@ using exact::Format;
 // operations per value instead of a conversion to float32, then to float64. Every float16 is a
 // multiple of 2^-24 below 2^16, so a float64 run of 2^13 of them (below 2^29) is exact, whatever
 // they are: the cost per value does not depend on the data (the checked pairwise float32 sums
-// this replaces took 1.9-2.1x `auto` on gradient-like and cancelling data, NOTES.md, issue 22).
-// Exponent 31 (inf, NaN) would read as a finite float64: a word holding one (one test per word)
-// has it counted in registers and replaced by zero, and goes on through the same additions.
+// this replaces took 1.8-2.4x `auto` on gradient-like and cancelling data, NOTES.md, issue 22).
+// Exponent 31 (inf, NaN) would read as a finite float64: a vector holding one (one test per
+// vector) has it counted in registers and replaced by zero, and goes on through the same additions.
 struct HalfRun {
   static constexpr int kFlush = 1 << 13;  // values per run: |run| < 2^13 * 2^16 = 2^29 (53 bits of 2^-24)
   double run = 0;                         // scaled by 2^-1008

@@ -547,7 +547,7 @@ __global__ void __launch_bounds__(kThreads, kFused ? 1 : kRowsMinBlocks<In, Op, 
 // acc[V], row by row. Whole vectors (V columns): up to 16 rows' 16-byte loads issued before any
 // is used; with ALIGNED false (a row stride that is not a multiple of 16 bytes, or a misaligned
 // start) each row's vector is read as the two aligned granules holding it and shifted into place
-// in registers (load_vectors), not by V scalar loads (0.07-0.3x torch on such columns, issue 21's
+// in registers (realign16), not by V scalar loads (0.07-0.3x torch on such columns, issue 21's
 // sweep). Columns past `cols` (the tile's last vector) take scalar loads of the same values (read
 // as zero bits past `cols`; their accumulators are never stored). Same values, same order: the
 // same bits either way.

@@ -549,13 +549,11 @@ __global__ void __launch_bounds__(kThreads, kFused ? 1 : kRowsMinBlocks<In, Op, 
 // start) each row's vector is read as the two aligned granules holding it and shifted into place
 // in registers (realign16), not by V scalar loads (0.07-0.3x torch on such columns, issue 21's
 // sweep). Columns past `cols` (the tile's last vector) take scalar loads of the same values (read
-// as zero bits past `cols`; their accumulators are never stored), and so does a batch whose first
-// or last row's granules reach outside the tensor's bytes [lo_bound, hi_bound): its first and last
-// rows, when they are misaligned (bytes next to a tensor may never have been written: initcheck
-// flagged them). Same values, same order: the same bits either way.
+// as zero bits past `cols`; their accumulators are never stored). Same values, same order: the
+// same bits either way.
 template <class In, class Op, int BATCH, bool ALIGNED>
 __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[16 / sizeof(In)], const In* __restrict__ p, int64_t C, int rows,
-                                            int cols, int64_t r0, const red::Params& prm, const In* lo_bound, const In* hi_bound) {
+                                            int cols, int64_t r0, const red::Params& prm) {
   constexpr int G = 64 / sizeof(In), V = 16 / sizeof(In), kBatch = G < BATCH ? G : BATCH;
   using T = typename Op::T;
 #pragma unroll
@@ -564,18 +562,11 @@ __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[16 / sizeof(
 #pragma unroll 1
   for (int b0 = 0; b0 < rows; b0 += kBatch) {
     uint4 v[kBatch];
-    bool inside = true;  // the batch's granules lie within the tensor's bytes (always, aligned)
-    if constexpr (!ALIGNED) {
-      const int last = (rows - b0 < kBatch ? rows - b0 : kBatch) - 1;
-      const uintptr_t first_g = reinterpret_cast<uintptr_t>(p + b0 * C) & ~uintptr_t{15};
-      const uintptr_t last_g = reinterpret_cast<uintptr_t>(p + (b0 + last) * C) & ~uintptr_t{15};
-      inside = first_g >= reinterpret_cast<uintptr_t>(lo_bound) && last_g + 32 <= reinterpret_cast<uintptr_t>(hi_bound);
-    }
     if (whole && ALIGNED) {
 #pragma unroll
       for (int u = 0; u < kBatch; ++u)
         if (b0 + u < rows) v[u] = __ldg(reinterpret_cast<const uint4*>(p + (b0 + u) * C));
-    } else if (whole && inside) {
+    } else if (whole) {
       // Branch-free, so that ptxas can issue the batch's loads before it realigns any: every row
       // takes two granules (the second is the first again where the row's vector is aligned).
 #pragma unroll
@@ -657,7 +648,6 @@ __global__ void __launch_bounds__(kThreads, 2)
   int cols = c0 < C ? static_cast<int>(C - c0 < V ? C - c0 : V) : 0;
   if constexpr (RK_FAULT_IS(DimsColumnTail)) cols = cols < V ? 0 : cols;  // planted: the last C % V columns read nothing
   const In* base = x + b * R * C + c0;
-  const In* x_end = x + static_cast<int64_t>(gridDim.x) / (tiles_x * tiles_y) * R * C;  // B batches of R x C
   // Binary-counter stack of pending left subtrees (level k holds 2^k lanes): lane j merges with
   // the pending subtree at every level where j has a 1 bit. The stack lives in local memory; it
   // is touched twice per lane of G rows, next to G loads.
@@ -667,7 +657,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   for (int j = 0; j < LPT; ++j) {
     const int64_t r0 = (lane0 + j) * G;
     const int rows = r0 < R ? static_cast<int>(R - r0 < G ? R - r0 : G) : 0;
-    column_lane<In, Op, kColumnBatch, ALIGNED>(acc, base + r0 * C, C, cols > 0 ? rows : 0, cols, r0, prm, x, x_end);
+    column_lane<In, Op, kColumnBatch, ALIGNED>(acc, base + r0 * C, C, cols > 0 ? rows : 0, cols, r0, prm);
     int k = 0;
     for (; (j >> k) & 1; ++k) {
 #pragma unroll

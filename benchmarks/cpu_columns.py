@@ -28,7 +28,6 @@ ROOT = os.path.dirname(HERE)
 # --set rows: the operators' rows loop (the reduced dim last, and whole tensors), non-batched
 # operators first (their lanes run kJoint at a time), then batched ones (unchanged: a control).
 ROWS_CASES = r"""
-import torch, reducekit as rk
 CASES = [
     ("amax (1000, 4096) dim 1", (1000, 4096), lambda a: rk.amax(a, 1), lambda a: torch.amax(a, 1)),
     ("amax (107, 36, 596) float64, all", (107, 36, 596), lambda a: rk.amax(a.double()), lambda a: torch.amax(a.double())),
@@ -44,7 +43,6 @@ CASES = [
 """
 
 CASES = r"""
-import torch, reducekit as rk
 CASES = [
     ("amax (10, 775) dim 0", (10, 775), lambda a: rk.amax(a, 0), lambda a: torch.amax(a, 0)),
     ("mean (7, 3000) dim 0", (7, 3000), lambda a: rk.mean(a, 0), lambda a: torch.mean(a, 0)),
@@ -64,6 +62,7 @@ CASES = [
 TIMER = r"""
 import json, statistics, sys, time
 sys.path.insert(0, {root!r})
+import torch, reducekit as rk
 {cases}
 torch.manual_seed(21)
 out = {{}}

@@ -75,19 +75,24 @@ def draw(rng: random.Random, cpu_max_mib: float | None) -> dict:
     return {"op": op, "dtype": dt, "shape": shape, "dims": dims, "layout": layout, "perm": perm}
 
 
-def make(case: dict, device: str, seed: int) -> torch.Tensor:
-    """The case's input, seeded: drawn on the device (a CUDA generator there: gigabytes drawn on
-    the host would dominate a GPU sweep), then laid out as the case says."""
-    dtype = getattr(torch, case["dtype"])
-    shape = case["shape"]
-    g = torch.Generator(device=device).manual_seed(seed)
+def layout_of(case: dict) -> torch.Tensor:
+    """A meta tensor with the case's shape, dtype and strides (no data)."""
+    dtype, shape = getattr(torch, case["dtype"]), case["shape"]
     if case["layout"] == "permuted":
         inv = [case["perm"].index(i) for i in range(len(shape))]
-        x = torch.empty([shape[p] for p in case["perm"]], dtype=dtype, device=device).permute(inv)
-    elif case["layout"] == "channels_last":
-        x = torch.empty(shape, dtype=dtype, device=device).contiguous(memory_format=torch.channels_last)
-    else:
-        x = torch.empty(shape, dtype=dtype, device=device)
+        return torch.empty([shape[p] for p in case["perm"]], dtype=dtype, device="meta").permute(inv)
+    if case["layout"] == "channels_last":
+        return torch.empty(shape, dtype=dtype, device="meta").contiguous(memory_format=torch.channels_last)
+    return torch.empty(shape, dtype=dtype, device="meta")
+
+
+def make(case: dict, device: str, seed: int) -> torch.Tensor:
+    """The case's input, seeded: laid out as layout_of says, drawn on the device (a CUDA generator
+    there: gigabytes drawn on the host would dominate a GPU sweep)."""
+    m = layout_of(case)
+    shape, dtype = case["shape"], m.dtype
+    g = torch.Generator(device=device).manual_seed(seed)
+    x = torch.empty_strided(m.shape, m.stride(), dtype=dtype, device=device)
     if dtype == torch.bool:
         x.copy_(torch.rand(shape, generator=g, device=device) < 0.5)
     elif dtype.is_floating_point:
@@ -130,17 +135,6 @@ def time_cpu(fn, x, budget: float) -> float:
         fn(x)
         ts.append(time.perf_counter() - t0)
     return statistics.median(ts) * 1e6
-
-
-def layout_of(case: dict) -> torch.Tensor:
-    """A meta tensor with the case's shape, dtype and strides (no data)."""
-    dtype, shape = getattr(torch, case["dtype"]), case["shape"]
-    if case["layout"] == "permuted":
-        inv = [case["perm"].index(i) for i in range(len(shape))]
-        return torch.empty([shape[p] for p in case["perm"]], dtype=dtype, device="meta").permute(inv)
-    if case["layout"] == "channels_last":
-        return torch.empty(shape, dtype=dtype, device="meta").contiguous(memory_format=torch.channels_last)
-    return torch.empty(shape, dtype=dtype, device="meta")
 
 
 def plan_class(case: dict) -> str:

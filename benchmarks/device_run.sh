@@ -4,7 +4,8 @@
 # results are tarred into $OUT/res.tgz).
 #   STAGES="build test sanitize faults"  bash benchmarks/device_run.sh
 # Stages: build, test (whole suite but perf), sanitize (memcheck, racecheck, synccheck and
-# initcheck on a subset), sanitize_ops (the same on the operators' tests), faults
+# initcheck on a subset), sanitize_ops (the same on the operators' tests), sanitize_engine (the
+# same on the engine's realigned loads, packed columns and float16 exact), faults
 # (benchmarks/faults.py), corpus (tests/corpus.py: record and compare the bits corpus), fault_patches (benchmarks/fault_patches.py, PATCHES_ARGS), tune,
 # tune_ops (benchmarks/tune_ops.py), quick (benchmark --quick), bench (full sweep into
 # $OUT/res/h200), dims (bench.py --dims into $OUT/res/h200), rfa (CUB's RFA library from .cccl),
@@ -90,7 +91,7 @@ sanitize_suite() {
     [ "${SAN_OURS:-0}" = 1 ] && filter="--print-limit 1000000"  # every error printed: initcheck's are attributed below
     [ "${SAN_OURS:-0}" = 1 ] && [ $tool != initcheck ] && filter="--kernel-name kns=2rk3eng --report-api-errors no"
     (cd tests && timeout ${SANITIZE_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 $filter python3 -m pytest -q \
-      -p no:cacheprovider "$2" -k "$3" 2>&1) >"$OUT/res/sanitizer_$1_$tool.log"
+      -p no:cacheprovider $2 -k "$3" 2>&1) >"$OUT/res/sanitizer_$1_$tool.log"
     rc=${PIPESTATUS[0]}
     log_="$OUT/res/sanitizer_$1_$tool.log"
     if [ "${SAN_OURS:-0}" = 1 ] && [ $tool = initcheck ]; then
@@ -118,6 +119,14 @@ if has sanitize_ops; then
   # references (initcheck flags their staging reads) and cuda-python's driver lookups report
   # failed cuGetProcAddress calls; neither is ours.
   SAN_OURS=1 sanitize_suite ops test_ops.py "cuda and (values_against_float64 or rows_lanes_per_thread)"
+fi
+if has sanitize_engine; then
+  log "compute-sanitizer: the engine's realigned loads (misaligned rows and columns at the tensor's ends), packed column batches, float16 exact"
+  # One process for the exact and the columns tests: initcheck flagged the realigned granules
+  # only when both ran together (bytes next to a tensor that no earlier kernel wrote).
+  SAN_OURS=1 sanitize_suite engine "test_exact.py test_dims.py test_ops.py" "float16_specials or chunked_path_worst or \
+(correctly_rounded and float16 and cuda) or (columns_accuracy and cuda and (37 or 5)) or (non_contiguous_inputs and cuda) or \
+columns_launch_shapes"
 fi
 if has corpus; then
   log "bits corpus (tests/corpus.py): CUDA recorded into res/corpus_cuda.json, compared with tests/corpus/cuda.json; CPU compared"

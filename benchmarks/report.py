@@ -493,7 +493,7 @@ EXACT_FAMILIES_F16 = "benchmarks/results/h200/exact_families_float16_halfrun/res
 # The random-shape sweep (issue 21): the current GPU run, the same draw before the columns change,
 # and the CPU's.
 SWEEP = "benchmarks/results/h200/sweep/sweep_cuda.json"
-SWEEP_BEFORE = "benchmarks/results/h200/sweep_cacf43b/sweep_cuda.json"
+SWEEP_BEFORE = "benchmarks/results/h200/sweep_a31b004/sweep_cuda.json"
 SWEEP_CPU = "benchmarks/results/cpu/sweep_cpu.json"
 SWEEP_CPU_BEFORE = "benchmarks/results/cpu/sweep_cpu_322fe67/sweep_cpu.json"
 

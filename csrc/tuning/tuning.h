@@ -17,6 +17,7 @@ struct TuningOverrides {
   int rows_lanes = 0;     // operators' rows kernel: lanes per thread, a power of two up to 16 (benchmarks/tune_ops.py)
   int columns_tx0 = 0;    // columns kernel: threads across a row segment, a power of two up to 32 (benchmarks/tune_dims.py)
   int columns_lanes = 0;  // columns kernel: lanes per thread, 1, 2, 4 or 8 (benchmarks/tune_dims.py)
+  int columns_pack = 0;   // columns kernel: batches per block, a power of two (tests: the bits do not depend on it)
   int exact_block = 0, exact_unroll = 0;  // method='exact': a compiled (block, unroll) pair (tests)
   int exact_bpr = 0;      // method='exact': blocks per row (tests)
 };

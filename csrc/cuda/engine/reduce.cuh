@@ -135,6 +135,24 @@ __device__ __forceinline__ In ld1(const In* p) {
 
 __device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
+// The bytes [lo, hi) of the tensor a kernel reads. A misaligned run is read as the aligned 16-byte
+// granules that hold it; at the tensor's first or last bytes a granule reaches outside them, into
+// bytes of the same allocation that may never have been written (compute-sanitizer initcheck
+// flagged them; the values were discarded, so no result moved). Such a run takes scalar loads.
+struct Bounds {
+  uintptr_t lo, hi;
+  // Whether the `granules` aligned granules from the one holding p lie within [lo, hi).
+  __device__ __forceinline__ bool holds(const void* p, int granules) const {
+    const uintptr_t g = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{15};
+    return g >= lo && g + 16 * static_cast<uintptr_t>(granules) <= hi;
+  }
+};
+
+template <class In>
+__device__ __forceinline__ Bounds bounds_of(const In* x, int64_t n) {
+  return Bounds{reinterpret_cast<uintptr_t>(x), reinterpret_cast<uintptr_t>(x + n)};
+}
+
 // log2 of a power of two. Thread and block indices are split with shifts, masks and 32-bit
 // divisions: a `%` by a runtime int was a 30-instruction sequence, and the int64 division of the
 // block index 62 instructions, together a third of the Welford rows kernel's instructions (ncu,
@@ -343,12 +361,13 @@ __device__ __forceinline__ typename Op::Acc lane_scalar(const In* __restrict__ p
 }
 
 // One lane: cnt (<= G) consecutive values at p, whose first has index i0. A whole lane's 16-byte
-// loads (four, or five when p is misaligned) are issued before any is used; a short lane takes
-// scalar loads.
+// loads (four, or five when p is misaligned) are issued before any is used; a short lane, and a
+// misaligned one whose granules reach outside the tensor's bytes `bx`, takes scalar loads.
 template <class In, class Op>
-__device__ __forceinline__ typename Op::Acc lane_reduce(const In* __restrict__ p, int cnt, int64_t i0, const red::Params& prm) {
+__device__ __forceinline__ typename Op::Acc lane_reduce(const In* __restrict__ p, int cnt, int64_t i0, const red::Params& prm,
+                                                        const Bounds& bx) {
   constexpr int G = 64 / sizeof(In);
-  if (cnt == G) {
+  if (cnt == G && (aligned16(p) || bx.holds(p, 5))) {
     uint4 r[4];
     load_vectors<In, 4>(p, r);
     return lane_from_regs<In, Op>(r, i0, prm);
@@ -374,12 +393,12 @@ inline constexpr int kRowsMinBlocks =
 // past the row being the identity, as the perfect tree pads them.
 template <class In, class Op, int K>
 __device__ __forceinline__ typename Op::Acc lanes_up_front(const In* __restrict__ xr, int64_t L, int64_t lanes, int64_t lane0,
-                                                           const red::Params& prm) {
+                                                           const red::Params& prm, const Bounds& bx) {
   using Acc = typename Op::Acc;
   constexpr int G = 64 / sizeof(In);
   const int64_t start = lane0 * G;
   Acc a[K];
-  if (start + K * G <= L) {
+  if (start + K * G <= L && (aligned16(xr + start) || bx.holds(xr + start, 4 * K + 1))) {
     uint4 r[4 * K];
     load_vectors<In, 4 * K>(xr + start, r);
 #pragma unroll
@@ -388,7 +407,7 @@ __device__ __forceinline__ typename Op::Acc lanes_up_front(const In* __restrict_
 #pragma unroll
     for (int j = 0; j < K; ++j) {
       const int64_t s = start + j * G;
-      a[j] = lane0 + j < lanes ? lane_reduce<In, Op>(xr + s, static_cast<int>(L - s < G ? L - s : G), s, prm) : Op::identity();
+      a[j] = lane0 + j < lanes ? lane_reduce<In, Op>(xr + s, static_cast<int>(L - s < G ? L - s : G), s, prm, bx) : Op::identity();
     }
   }
   if constexpr (RK_FAULT_IS(RowsLanesDropLast)) a[K - 1] = Op::identity();  // planted: the thread's last lane is lost
@@ -496,10 +515,11 @@ __global__ void __launch_bounds__(kThreads, kFused ? 1 : kRowsMinBlocks<In, Op, 
   Acc acc = Op::identity();
   if (row < K) {
     const In* xr = x + row * L;
+    const Bounds bx = bounds_of(x, K * L);
     if constexpr (kUp == 1) {
-      if (t < lanes) acc = lane_reduce<In, Op>(xr + t * G, static_cast<int>(L - t * G < G ? L - t * G : G), t * G, prm);
+      if (t < lanes) acc = lane_reduce<In, Op>(xr + t * G, static_cast<int>(L - t * G < G ? L - t * G : G), t * G, prm, bx);
     } else if constexpr (kUp > 1) {
-      if (t * kUp < lanes) acc = lanes_up_front<In, Op, kUp>(xr, L, lanes, t * kUp, prm);
+      if (t * kUp < lanes) acc = lanes_up_front<In, Op, kUp>(xr, L, lanes, t * kUp, prm, bx);
     } else {
       // LPT consecutive lanes merged by a binary-counter stack of pending left subtrees (level k
       // holds 2^k lanes): lane j merges with the pending subtree at every level where j has a 1
@@ -511,7 +531,7 @@ __global__ void __launch_bounds__(kThreads, kFused ? 1 : kRowsMinBlocks<In, Op, 
 #pragma unroll 1
       for (int j = 0; j < LPT; ++j) {
         const int64_t lane = t * LPT + j, start = lane * G;
-        acc = lane < lanes ? lane_reduce<In, Op>(xr + start, static_cast<int>(L - start < G ? L - start : G), start, prm)
+        acc = lane < lanes ? lane_reduce<In, Op>(xr + start, static_cast<int>(L - start < G ? L - start : G), start, prm, bx)
                            : Op::identity();
         if constexpr (RK_FAULT_IS(RowsLanesDropLast)) {
           if (j == LPT - 1) acc = Op::identity();  // planted: the thread's last lane is lost
@@ -549,11 +569,12 @@ __global__ void __launch_bounds__(kThreads, kFused ? 1 : kRowsMinBlocks<In, Op, 
 // start) each row's vector is read as the two aligned granules holding it and shifted into place
 // in registers (realign16), not by V scalar loads (0.07-0.3x torch on such columns, issue 21's
 // sweep). Columns past `cols` (the tile's last vector) take scalar loads of the same values (read
-// as zero bits past `cols`; their accumulators are never stored). Same values, same order: the
-// same bits either way.
+// as zero bits past `cols`; their accumulators are never stored), and so does a lane whose first
+// or last granules reach outside the tensor's bytes (`inside` false: Bounds). Same values, same
+// order: the same bits either way.
 template <class In, class Op, int BATCH, bool ALIGNED>
 __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[16 / sizeof(In)], const In* __restrict__ p, int64_t C, int rows,
-                                            int cols, int64_t r0, const red::Params& prm) {
+                                            int cols, int64_t r0, const red::Params& prm, bool inside) {
   constexpr int G = 64 / sizeof(In), V = 16 / sizeof(In), kBatch = G < BATCH ? G : BATCH;
   using T = typename Op::T;
 #pragma unroll
@@ -566,7 +587,7 @@ __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[16 / sizeof(
 #pragma unroll
       for (int u = 0; u < kBatch; ++u)
         if (b0 + u < rows) v[u] = __ldg(reinterpret_cast<const uint4*>(p + (b0 + u) * C));
-    } else if (whole) {
+    } else if (whole && inside) {
       // Branch-free, so that ptxas can issue the batch's loads before it realigns any: every row
       // takes two granules (the second is the first again where the row's vector is aligned).
 #pragma unroll
@@ -615,18 +636,20 @@ __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[16 / sizeof(
   }
 }
 
-// B batches of an R x C matrix (row stride C), reduced over R. Block = TX x TY threads: TX
+// B batches of an R x C matrix (row stride C), reduced over R. Block = TX x TY x TB threads: TX
 // threads across C (V columns each, 16 bytes), TY threads down R, each reducing LPT consecutive
-// lanes of G rows (lane results combined pairwise in registers: an aligned subtree). The block
-// then combines its TY threads pairwise in shared memory, KC columns at a time. Grid: tiles_x
-// column tiles x tiles_y lane tiles x B. Writes out[b*C + c] (tiles_y == 1) or
-// partials[(b*C + c) * tiles_y + tile_y]. ALIGNED: every row's vectors are 16-byte aligned (x
+// lanes of G rows (lane results combined pairwise in registers: an aligned subtree), and TB
+// batches side by side when one batch's TX x TY threads are fewer than the block's (a short R and
+// a narrow C: a block of 256 threads held as few as 1 busy thread, 0.005x torch in the issue's
+// sweep). The block then combines its TY threads pairwise in shared memory, KC columns at a time.
+// Grid: tiles_x column tiles x tiles_y lane tiles x ceil(B / TB) (TB > 1 only when both tile
+// counts are 1). Writes out[b*C + c] (tiles_y == 1) or partials[(b*C + c) * tiles_y + tile_y]. ALIGNED: every row's vectors are 16-byte aligned (x
 // aligned and C x element a multiple of 16 bytes: a property of the launch). The misaligned form
 // is its own kernel, so that its registers (two granules per row in flight) never cost the
 // aligned one spills or occupancy.
 template <class In, class Op, class Out0, class Out1, bool ALIGNED>
 __global__ void __launch_bounds__(kThreads, 2)
-    columns_kernel(const In* __restrict__ x, int64_t R, int64_t C, int TX, int TY, int LPT, int64_t tiles_x,
+    columns_kernel(const In* __restrict__ x, int64_t B, int64_t R, int64_t C, int TX, int TY, int TB, int LPT, int64_t tiles_x,
                    int64_t tiles_y, Outs<Out0, Out1> out, typename Op::Acc* __restrict__ partials, red::Params prm) {
   using Acc = typename Op::Acc;
   constexpr int G = 64 / sizeof(In), V = 16 / sizeof(In);
@@ -637,27 +660,31 @@ __global__ void __launch_bounds__(kThreads, 2)
   // The block index keeps its int64 divisions here: their 32-bit form changed ptxas's schedule of
   // the kernel below into 776 bytes of spills (3.4x slower columns, H200; the division is once per
   // thread next to up to 16 x LPT row loads).
-  const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
+  const int tx = threadIdx.x % TX, ty = threadIdx.x / TX % TY, tb = threadIdx.x / (TX * TY);
   int64_t bid = blockIdx.x;
   const int64_t tile_x = bid % tiles_x;
   bid /= tiles_x;
   const int64_t tile_y = bid % tiles_y;
-  const int64_t b = bid / tiles_y;
+  const int64_t b = bid / tiles_y * TB + tb;
   const int64_t c0 = (tile_x * TX + tx) * V;
   const int64_t lane0 = (tile_y * TY + ty) * LPT;
-  int cols = c0 < C ? static_cast<int>(C - c0 < V ? C - c0 : V) : 0;
+  // The thread's columns: `cols` of them (0 past C or past the last batch), read from `base`.
+  int cols = c0 < C && b < B ? static_cast<int>(C - c0 < V ? C - c0 : V) : 0;
   if constexpr (RK_FAULT_IS(DimsColumnTail)) cols = cols < V ? 0 : cols;  // planted: the last C % V columns read nothing
-  const In* base = x + b * R * C + c0;
-  // Binary-counter stack of pending left subtrees (level k holds 2^k lanes): lane j merges with
-  // the pending subtree at every level where j has a 1 bit. The stack lives in local memory; it
-  // is touched twice per lane of G rows, next to G loads.
+  // planted: the second of each pair of packed batches reads its neighbour's rows
+  const int64_t b_read = RK_FAULT_IS(ColumnsPackedBatch) && TB > 1 && (b ^ 1) < B ? b ^ 1 : b;
+  const In* base = x + (cols > 0 ? b_read * R * C + c0 : 0);
   Acc st[4][V];
   Acc acc[V];
 #pragma unroll 1
   for (int j = 0; j < LPT; ++j) {
     const int64_t r0 = (lane0 + j) * G;
     const int rows = r0 < R ? static_cast<int>(R - r0 < G ? R - r0 : G) : 0;
-    column_lane<In, Op, kColumnBatch, ALIGNED>(acc, base + r0 * C, C, cols > 0 ? rows : 0, cols, r0, prm);
+    // A misaligned lane's granules must lie within the tensor's bytes (Bounds): its first row's first
+    // granule and its last row's second.
+    const bool inside = ALIGNED || rows == 0 ||
+                        (bounds_of(x, B * R * C).holds(base + r0 * C, 1) && bounds_of(x, B * R * C).holds(base + (r0 + rows - 1) * C, 2));
+    column_lane<In, Op, kColumnBatch, ALIGNED>(acc, base + r0 * C, C, cols > 0 ? rows : 0, cols, r0, prm, inside);
     int k = 0;
     for (; (j >> k) & 1; ++k) {
 #pragma unroll
@@ -672,14 +699,14 @@ __global__ void __launch_bounds__(kThreads, 2)
   if (TY > 1) {
 #pragma unroll
     for (int k0 = 0; k0 < V; k0 += KC) {
-      Acc* mine = smem + (ty * TX + tx) * KC;
+      Acc* mine = smem + threadIdx.x * KC;  // thread (tb, ty, tx)
 #pragma unroll
       for (int k = 0; k < KC; ++k)
         if (k0 + k < V) mine[k] = acc[k0 + k];
       for (int s = 1; s < TY; s <<= 1) {
         __syncthreads();
         if ((ty & (2 * s - 1)) == 0 && ty + s < TY) {
-          const Acc* other = smem + ((ty + s) * TX + tx) * KC;
+          const Acc* other = mine + s * TX * KC;  // thread (tb, ty + s, tx)
 #pragma unroll
           for (int k = 0; k < KC; ++k)
             if (k0 + k < V) mine[k] = acc[k0 + k] = Op::combine(acc[k0 + k], other[k]);
@@ -688,7 +715,7 @@ __global__ void __launch_bounds__(kThreads, 2)
       if (k0 + KC < V) __syncthreads();  // the next round reuses smem
     }
   }
-  if (ty == 0 && c0 < C) {
+  if (ty == 0 && c0 < C && b < B) {
     const int n = static_cast<int>(C - c0 < V ? C - c0 : V);
 #pragma unroll
     for (int k = 0; k < V; ++k) {
@@ -739,7 +766,7 @@ __global__ void __launch_bounds__(kThreads)
 struct Shape {
   int W = 1;          // rows: threads per row; finish: threads per output
   int64_t nseg = 1;   // rows: segments per row (blocks per row when > 1)
-  int TX = 1, TY = 1;  // columns block
+  int TX = 1, TY = 1, TB = 1;  // columns block: TB batches of TX x TY threads
   int LPT = 1;         // rows and columns: lanes per thread
   int64_t tiles_x = 1, tiles_y = 1;
   int64_t blocks = 1;
@@ -801,10 +828,10 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
   } else {
     // x aligned and rows of whole granules: then every row's vectors are aligned.
     const bool aligned = (reinterpret_cast<uintptr_t>(x) & 15) == 0 && (inner * static_cast<int64_t>(sizeof(In))) % 16 == 0;
-    e = aligned ? launch_maybe_pdl(columns_kernel<In, Op, Out0, Out1, true>, grid, block, stream, pdl, x, extent, inner, s.TX, s.TY,
-                                   s.LPT, s.tiles_x, s.tiles_y, out, partials, prm)
-                : launch_maybe_pdl(columns_kernel<In, Op, Out0, Out1, false>, grid, block, stream, pdl, x, extent, inner, s.TX, s.TY,
-                                   s.LPT, s.tiles_x, s.tiles_y, out, partials, prm);
+    e = aligned ? launch_maybe_pdl(columns_kernel<In, Op, Out0, Out1, true>, grid, block, stream, pdl, x, outer, extent, inner, s.TX,
+                                   s.TY, s.TB, s.LPT, s.tiles_x, s.tiles_y, out, partials, prm)
+                : launch_maybe_pdl(columns_kernel<In, Op, Out0, Out1, false>, grid, block, stream, pdl, x, outer, extent, inner, s.TX,
+                                   s.TY, s.TB, s.LPT, s.tiles_x, s.tiles_y, out, partials, prm);
   }
   if (e != cudaSuccess || !s.partials) return e;
   if (fused.counter) return e;  // finished in the rows kernel

@@ -54,9 +54,13 @@ Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, int num_sms, cons
     s.TX = static_cast<int>(std::min<int64_t>(ceil_pow2(cv), kThreads / s.TY));
   }
   const int64_t groups = (lanes + s.LPT - 1) / s.LPT;
+  // A batch that needs fewer threads than the block's shares the block with others: TB batches
+  // side by side.
+  s.TB = static_cast<int>(std::min<int64_t>(kThreads / (s.TX * s.TY), ceil_pow2(B)));
+  if (o.columns_pack > 0) s.TB = std::min(o.columns_pack, kThreads / (s.TX * s.TY));
   s.tiles_x = (cv + s.TX - 1) / s.TX;
   s.tiles_y = (groups + s.TY - 1) / s.TY;
-  s.blocks = s.tiles_x * s.tiles_y * B;
+  s.blocks = s.tiles_x * s.tiles_y * ((B + s.TB - 1) / s.TB);
   s.partials = s.tiles_y > 1 ? s.tiles_y : 0;
   return s;
 }

@@ -5,7 +5,8 @@
 #   STAGES="build test sanitize faults"  bash benchmarks/device_run.sh
 # Stages: build, test (whole suite but perf), sanitize (memcheck, racecheck, synccheck and
 # initcheck on a subset), sanitize_ops (the same on the operators' tests), sanitize_engine (the
-# same on the engine's realigned loads, packed columns and float16 exact), faults
+# same on the engine's realigned loads, packed columns and float16 exact), ncu (Nsight Compute on
+# benchmarks/ncu_ops.py cases: NCU_CASES, NCU_KERNEL), faults
 # (benchmarks/faults.py), corpus (tests/corpus.py: record and compare the bits corpus), fault_patches (benchmarks/fault_patches.py, PATCHES_ARGS), tune,
 # tune_ops (benchmarks/tune_ops.py), quick (benchmark --quick), bench (full sweep into
 # $OUT/res/h200), dims (bench.py --dims into $OUT/res/h200), rfa (CUB's RFA library from .cccl),
@@ -127,6 +128,20 @@ if has sanitize_engine; then
   SAN_OURS=1 sanitize_suite engine "test_exact.py test_dims.py test_ops.py" "float16_specials or chunked_path_worst or \
 (correctly_rounded and float16 and cuda) or (columns_accuracy and cuda and (37 or 5)) or (non_contiguous_inputs and cuda) or \
 columns_launch_shapes"
+fi
+if has ncu; then
+  # NCU_CASES: ';'-separated argument lists of benchmarks/ncu_ops.py; NCU_KERNEL: the kernel regex.
+  log "Nsight Compute on the engine's kernels (benchmarks/ncu_ops.py cases: ${NCU_CASES:-mean --shape 5259 519 --dim 0 --dtype bfloat16})"
+  rc=0
+  IFS=';' read -ra cases <<<"${NCU_CASES:-mean --shape 5259 519 --dim 0 --dtype bfloat16}"
+  for c in "${cases[@]}"; do
+    echo "### $c" >>"$OUT/res/ncu.txt"
+    timeout 120 ncu -k "regex:${NCU_KERNEL:-columns_kernel}" --launch-skip 2 --launch-count 1 --section SpeedOfLight \
+      --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis --section WarpStateStats \
+      python3 benchmarks/ncu_ops.py $c >>"$OUT/res/ncu.txt" 2>&1 || rc=1
+  done
+  grep -E "^### |Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Block Size|Grid Size|Local|Stall" "$OUT/res/ncu.txt" | head -80
+  verdict ncu $rc
 fi
 if has corpus; then
   log "bits corpus (tests/corpus.py): CUDA recorded into res/corpus_cuda.json, compared with tests/corpus/cuda.json; CPU compared"

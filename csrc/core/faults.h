@@ -49,7 +49,8 @@ namespace rk {
   X(ExactHalfField, "exact_half_field", "exact CUDA float16: the odd half of a word lands one place too low in the float64 (a wrong scale)") \
   X(ColumnsMisalignedVectors, "columns_misaligned_vectors", "columns kernel: a row of a column vector that is not 16-byte aligned is read from the granule below it (the realignment skipped)") \
   X(ExactHalfSpecial, "exact_half_special", "exact CUDA float16: a vector's inf/NaN test is skipped (a special reads as a finite value)") \
-  X(ColumnsPackedBatch, "columns_packed_batch", "columns kernel, several batches per block: each pair of packed batches reads the other's rows")
+  X(ColumnsPackedBatch, "columns_packed_batch", "columns kernel, several batches per block: each pair of packed batches reads the other's rows") \
+  X(ColumnsCutBatch, "columns_cut_batch", "columns kernel, lanes read 8 rows at a time (misaligned, or wide accumulators): a whole batch of 8 loses its last row")
 
 enum class Fault : int {
 #define RK_FAULT_ENUM(id, name, what) id,

@@ -45,6 +45,22 @@ constexpr int kThreads = 256;
 // (2 blocks of 256 per SM): benchmarks/tune_dims.py measured this against 4 or 8 loads at 64 or
 // 85 registers, 1.16-1.26x the full sum against 1.22-1.36x for float32 (NOTES.md, issue 9).
 constexpr int kColumnBatch = 16;
+// Whether a lane may be reduced as consecutive sub-runs combined in order with the same result: the
+// operators that enter values one by one (the same order whatever the cut), and argmax/argmin,
+// whose rule compares indices. Not Welford or logsumexp: their lane function sees the whole run.
+template <class Op>
+struct LaneCutFree : std::bool_constant<!Op::kBatched> {};
+template <class T, bool kMax>
+struct LaneCutFree<red::ArgExt<T, kMax>> : std::true_type {};
+
+// Rows a column lane loads at once. A misaligned lane loads two granules a row, so 16 rows took 128
+// registers of loads alone (ncu: sum bfloat16 (426, 35939) over dim 0 made 13,488 local-memory spill
+// requests, 44.8 us against 18.7 us for its aligned twin); argmax's 16-byte accumulators of 16 int8
+// columns are 64 registers more. Those take 8 rows where the lane may be cut (LaneCutFree: the same
+// bits); Welford and logsumexp keep 16, and their bits with them.
+template <class In, class Op, bool ALIGNED>
+inline constexpr int kColumnBatchOf =
+    LaneCutFree<Op>::value && (!ALIGNED || sizeof(typename Op::Acc) * (16 / sizeof(In)) >= 128) ? 8 : kColumnBatch;
 // The finish of one output with more than kSplitFinishPartials partials runs in two passes (run_step).
 constexpr int64_t kSplitFinishPartials = 2048;
 // Lanes per thread of the rows kernel: at most 2^(kMaxRowsLevels - 1).
@@ -614,7 +630,8 @@ __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[16 / sizeof(
         }
       }
     }
-    const int cnt = rows - b0 < kBatch ? rows - b0 : kBatch;
+    int cnt = rows - b0 < kBatch ? rows - b0 : kBatch;
+    if constexpr (RK_FAULT_IS(ColumnsCutBatch) && kBatch == 8) cnt -= cnt == kBatch ? 1 : 0;  // planted: a whole batch loses its last row
     if constexpr (Op::kBatched) {
 #pragma unroll
       for (int k = 0; k < V; ++k) {
@@ -684,7 +701,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     // granule and its last row's second.
     const bool inside = ALIGNED || rows == 0 ||
                         (bounds_of(x, B * R * C).holds(base + r0 * C, 1) && bounds_of(x, B * R * C).holds(base + (r0 + rows - 1) * C, 2));
-    column_lane<In, Op, kColumnBatch, ALIGNED>(acc, base + r0 * C, C, cols > 0 ? rows : 0, cols, r0, prm, inside);
+    column_lane<In, Op, kColumnBatchOf<In, Op, ALIGNED>, ALIGNED>(acc, base + r0 * C, C, cols > 0 ? rows : 0, cols, r0, prm, inside);
     int k = 0;
     for (; (j >> k) & 1; ++k) {
 #pragma unroll
@@ -767,6 +784,7 @@ struct Shape {
   int W = 1;          // rows: threads per row; finish: threads per output
   int64_t nseg = 1;   // rows: segments per row (blocks per row when > 1)
   int TX = 1, TY = 1, TB = 1;  // columns block: TB batches of TX x TY threads
+  int threads = kThreads;      // columns: threads per block (TX x TY x TB)
   int LPT = 1;         // rows and columns: lanes per thread
   int64_t tiles_x = 1, tiles_y = 1;
   int64_t blocks = 1;
@@ -798,7 +816,7 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
   Acc* partials = s.partials ? static_cast<Acc*>(workspace) : nullptr;
   if (s.partials && !partials) return cudaErrorInvalidValue;
   if (s.blocks > INT32_MAX) return cudaErrorInvalidConfiguration;
-  const dim3 grid(static_cast<unsigned>(s.blocks)), block(kThreads);
+  const dim3 grid(static_cast<unsigned>(s.blocks)), block(kThreads), step_block(kind == StepKind::Rows ? kThreads : s.threads);
   const bool pdl = pdl_first && cc >= 90;
   cudaError_t e;
   FusedFinish fused;
@@ -828,9 +846,9 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
   } else {
     // x aligned and rows of whole granules: then every row's vectors are aligned.
     const bool aligned = (reinterpret_cast<uintptr_t>(x) & 15) == 0 && (inner * static_cast<int64_t>(sizeof(In))) % 16 == 0;
-    e = aligned ? launch_maybe_pdl(columns_kernel<In, Op, Out0, Out1, true>, grid, block, stream, pdl, x, outer, extent, inner, s.TX,
+    e = aligned ? launch_maybe_pdl(columns_kernel<In, Op, Out0, Out1, true>, grid, step_block, stream, pdl, x, outer, extent, inner, s.TX,
                                    s.TY, s.TB, s.LPT, s.tiles_x, s.tiles_y, out, partials, prm)
-                : launch_maybe_pdl(columns_kernel<In, Op, Out0, Out1, false>, grid, block, stream, pdl, x, outer, extent, inner, s.TX,
+                : launch_maybe_pdl(columns_kernel<In, Op, Out0, Out1, false>, grid, step_block, stream, pdl, x, outer, extent, inner, s.TX,
                                    s.TY, s.TB, s.LPT, s.tiles_x, s.tiles_y, out, partials, prm);
   }
   if (e != cudaSuccess || !s.partials) return e;

@@ -22,7 +22,9 @@ p.add_argument("--lpt", type=int, default=0)
 p.add_argument("--calls", type=int, default=4)
 a = p.parse_args()
 shape = tuple(a.shape) if a.shape else (a.n,)
-x = torch.randn(shape, device="cuda", dtype=getattr(torch, a.dtype)) + 3
+dt = getattr(torch, a.dtype)
+x = (torch.randn(shape, device="cuda", dtype=dt) + 3 if dt.is_floating_point
+     else torch.randint(-100, 100, shape, device="cuda").to(dt))
 reducekit._C._ops_rows_lanes(a.lpt)
 fn = reducekit.linalg.vector_norm if a.op == "vector_norm" else getattr(reducekit, a.op)
 for _ in range(a.calls):

@@ -494,6 +494,7 @@ EXACT_FAMILIES_F16 = "benchmarks/results/h200/exact_families_float16_halfrun/res
 # and the CPU's.
 SWEEP = "benchmarks/results/h200/sweep/sweep_cuda.json"
 SWEEP_BEFORE = "benchmarks/results/h200/sweep_a31b004/sweep_cuda.json"
+SWEEP_LATER = "benchmarks/results/h100/sweep/sweep_cuda.json"  # later code, measured only on an H100
 SWEEP_CPU = "benchmarks/results/cpu/sweep_cpu.json"
 SWEEP_CPU_BEFORE = "benchmarks/results/cpu/sweep_cpu_322fe67/sweep_cpu.json"
 
@@ -560,11 +561,11 @@ def misaligned_block(run: dict | None, path: str) -> str:
     return "\n".join(md[2:]).rstrip() + f"\n\nGenerated from `{path}`."
 
 
-def sweep_block(cur: dict | None, before: dict | None, cpu: dict | None, cpu_before: dict | None) -> str:
+def sweep_block(cur: dict | None, before: dict | None, cpu: dict | None, cpu_before: dict | None, later: dict | None = None) -> str:
     if cur is None:
         return f"(no result file yet: `{SWEEP}`)"
     chunks = _bench_script("sweep").summary_block(cur, SWEEP, before, SWEEP_BEFORE, cpu, SWEEP_CPU, cpu_before,
-                                                   SWEEP_CPU_BEFORE).split("\n\n")
+                                                   SWEEP_CPU_BEFORE, later, SWEEP_LATER).split("\n\n")
     return "\n\n".join(c if c.startswith("|") else para(c) for c in chunks)
 
 
@@ -604,7 +605,7 @@ def blocks(root: str = ROOT) -> dict[str, str]:
         "distributed": distributed_block(load(DIST_WORLD2), DIST_WORLD2),
         "exact_families": exact_families_block(load(EXACT_FAMILIES), EXACT_FAMILIES,
                                                [(load(EXACT_FAMILIES_F64), EXACT_FAMILIES_F64), (load(EXACT_FAMILIES_F16), EXACT_FAMILIES_F16)]),
-        "sweep": sweep_block(load(SWEEP), load(SWEEP_BEFORE), load(SWEEP_CPU), load(SWEEP_CPU_BEFORE)),
+        "sweep": sweep_block(load(SWEEP), load(SWEEP_BEFORE), load(SWEEP_CPU), load(SWEEP_CPU_BEFORE), load(SWEEP_LATER)),
         "misaligned": misaligned_block(load(MISALIGNED), MISALIGNED),
     }
 

@@ -154,9 +154,11 @@ def plan_class(case: dict) -> str:
 
 
 def summary_block(cur: dict, cur_path: str, base: dict | None = None, base_path: str = "", cpu: dict | None = None,
-                  cpu_path: str = "", cpu_base: dict | None = None, cpu_base_path: str = "") -> str:
+                  cpu_path: str = "", cpu_base: dict | None = None, cpu_base_path: str = "", later: dict | None = None,
+                  later_path: str = "") -> str:
     """The README's block: a GPU sweep (graph and eager), beside an earlier one of the same draw,
-    by the engine's plan class; and the CPU sweep's headline."""
+    by the engine's plan class; a later run of the same draw on another card, if any (its ratios
+    are against torch on that card, not comparable with the table's); and the CPU sweep's headline."""
     def head(rows, key):
         rs = [r[key] for r in rows if key in r]
         return (f"{100 * sum(x >= 1 for x in rs) / len(rs):.0f}% at or above torch, {100 * sum(x >= 0.95 for x in rs) / len(rs):.0f}% "
@@ -190,6 +192,15 @@ def summary_block(cur: dict, cur_path: str, base: dict | None = None, base_path:
                      + (f"{statistics.median(r['vs_full_sum'] for r in b):.2f}" if b else "—") + " |")
     lines += ["", f"Graph timing; ratio = torch's time / reducekit's. Every case: `{cur_path[:-5]}.md`, plotted in "
               f"`{cur_path[:-5]}.png`; generated from `{cur_path}`" + (f" and `{base_path}`" if base else "") + "."]
+    if later:
+        lrows = [r for r in later["rows"] if "ratio" in r]
+        lgroups: dict = {}
+        for r in lrows:
+            lgroups.setdefault(plan_class(r), []).append(r["ratio_graph"])
+        lines += ["", f"Later code, measured only on another card ({later['device_name']}, {later['date']}; ratios against torch on that "
+                      f"card): graph {head(lrows, 'ratio_graph')}; eager {head(lrows, 'ratio')}; geometric mean by plan: "
+                  + ", ".join(f"{k} {geomean(g):.2f}" for k, g in sorted(lgroups.items(), key=lambda kv: -len(kv[1])))
+                  + f" (`{later_path}`)."]
     if cpu:
         crows = [r for r in cpu["rows"] if "ratio" in r]
         lines += ["", f"CPU ({cpu['threads']} threads, {cpu['date']}, cases capped at {cpu['cpu_max_mib']:g} MiB): {len(crows)} cases, "

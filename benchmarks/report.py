@@ -394,9 +394,11 @@ EXACT_FAULTS = (f"{RESULTS_DIR}/faults_exact.json", f"{RESULTS_DIR}/faults_exact
 
 # ops: every other torch reduction on the engine (bench_ops.py), and its planted-fault campaigns
 # (the second re-ran the rows-lanes and argmax faults after the up-front lanes kernel, the third the
-# finish's fault after the one-launch finish of a split row).
+# finish's fault after the one-launch finish of a split row; the last two, issue 21's packed column
+# batches and 8-row column batches, the second on an H100).
 OPS = f"{RESULTS_DIR}/results_ops.json"
-OPS_FAULTS = (f"{RESULTS_DIR}/faults_ops.json", f"{RESULTS_DIR}/faults_ops_2.json", f"{RESULTS_DIR}/faults_ops_3.json")
+OPS_FAULTS = (f"{RESULTS_DIR}/faults_ops.json", f"{RESULTS_DIR}/faults_ops_2.json", f"{RESULTS_DIR}/faults_ops_3.json",
+              f"{RESULTS_DIR}/faults_s37/run3/faults.json", "benchmarks/results/h100/faults_s37/run8/faults.json")
 
 
 def bench_block(bench, path: str, what: str, run: dict | None, campaigns: list[tuple[str, dict | None]]) -> str:

@@ -660,10 +660,11 @@ __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[16 / sizeof(
 // a narrow C: a block of 256 threads held as few as 1 busy thread, 0.005x torch in the issue's
 // sweep). The block then combines its TY threads pairwise in shared memory, KC columns at a time.
 // Grid: tiles_x column tiles x tiles_y lane tiles x ceil(B / TB) (TB > 1 only when both tile
-// counts are 1). Writes out[b*C + c] (tiles_y == 1) or partials[(b*C + c) * tiles_y + tile_y]. ALIGNED: every row's vectors are 16-byte aligned (x
-// aligned and C x element a multiple of 16 bytes: a property of the launch). The misaligned form
-// is its own kernel, so that its registers (two granules per row in flight) never cost the
-// aligned one spills or occupancy.
+// counts are 1); the block has TX x TY x TB threads, fewer than 256 when the shape rule spreads a
+// small grid. Writes out[b*C + c] (tiles_y == 1) or partials[(b*C + c) * tiles_y + tile_y].
+// ALIGNED: every row's vectors are 16-byte aligned (x aligned and C x element a multiple of 16
+// bytes: a property of the launch). The misaligned form is its own kernel, so that its registers
+// (two granules per row in flight) never cost the aligned one spills or occupancy.
 template <class In, class Op, class Out0, class Out1, bool ALIGNED>
 __global__ void __launch_bounds__(kThreads, 2)
     columns_kernel(const In* __restrict__ x, int64_t B, int64_t R, int64_t C, int TX, int TY, int TB, int LPT, int64_t tiles_x,
@@ -691,6 +692,9 @@ __global__ void __launch_bounds__(kThreads, 2)
   // planted: the second of each pair of packed batches reads its neighbour's rows
   const int64_t b_read = RK_FAULT_IS(ColumnsPackedBatch) && TB > 1 && (b ^ 1) < B ? b ^ 1 : b;
   const In* base = x + (cols > 0 ? b_read * R * C + c0 : 0);
+  // Binary-counter stack of pending left subtrees (level k holds 2^k lanes): lane j merges with
+  // the pending subtree at every level where j has a 1 bit. The stack lives in local memory; it
+  // is touched twice per lane of G rows, next to G loads.
   Acc st[4][V];
   Acc acc[V];
 #pragma unroll 1

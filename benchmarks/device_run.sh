@@ -131,9 +131,10 @@ columns_launch_shapes"
 fi
 if has ncu; then
   # NCU_CASES: ';'-separated argument lists of benchmarks/ncu_ops.py; NCU_KERNEL: the kernel regex.
-  log "Nsight Compute on the engine's kernels (benchmarks/ncu_ops.py cases: ${NCU_CASES:-mean --shape 5259 519 --dim 0 --dtype bfloat16})"
+  NCU_CASES=${NCU_CASES:-mean --shape 5259 519 --dim 0 --dtype bfloat16}
+  log "Nsight Compute on the engine's kernels (benchmarks/ncu_ops.py cases: $NCU_CASES)"
   rc=0
-  IFS=';' read -ra cases <<<"${NCU_CASES:-mean --shape 5259 519 --dim 0 --dtype bfloat16}"
+  IFS=';' read -ra cases <<<"$NCU_CASES"
   for c in "${cases[@]}"; do
     echo "### $c" >>"$OUT/res/ncu.txt"
     timeout 120 ncu -k "regex:${NCU_KERNEL:-columns_kernel}" --launch-skip 2 --launch-count 1 --section SpeedOfLight \

@@ -162,6 +162,11 @@ struct Bounds {
     const uintptr_t g = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{15};
     return g >= lo && g + 16 * static_cast<uintptr_t>(granules) <= hi;
   }
+  // Whether `vectors` 16-byte vectors at p may be read by 16-byte loads (load_vectors): p aligned,
+  // or the vectors + 1 granules holding them within [lo, hi).
+  __device__ __forceinline__ bool loadable(const void* p, int vectors) const {
+    return aligned16(p) || holds(p, vectors + 1);
+  }
 };
 
 template <class In>
@@ -383,7 +388,7 @@ template <class In, class Op>
 __device__ __forceinline__ typename Op::Acc lane_reduce(const In* __restrict__ p, int cnt, int64_t i0, const red::Params& prm,
                                                         const Bounds& bx) {
   constexpr int G = 64 / sizeof(In);
-  if (cnt == G && (aligned16(p) || bx.holds(p, 5))) {
+  if (cnt == G && bx.loadable(p, 4)) {
     uint4 r[4];
     load_vectors<In, 4>(p, r);
     return lane_from_regs<In, Op>(r, i0, prm);
@@ -414,7 +419,7 @@ __device__ __forceinline__ typename Op::Acc lanes_up_front(const In* __restrict_
   constexpr int G = 64 / sizeof(In);
   const int64_t start = lane0 * G;
   Acc a[K];
-  if (start + K * G <= L && (aligned16(xr + start) || bx.holds(xr + start, 4 * K + 1))) {
+  if (start + K * G <= L && bx.loadable(xr + start, 4 * K)) {
     uint4 r[4 * K];
     load_vectors<In, 4 * K>(xr + start, r);
 #pragma unroll
@@ -703,8 +708,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int rows = r0 < R ? static_cast<int>(R - r0 < G ? R - r0 : G) : 0;
     // A misaligned lane's granules must lie within the tensor's bytes (Bounds): its first row's first
     // granule and its last row's second.
-    const bool inside = ALIGNED || rows == 0 ||
-                        (bounds_of(x, B * R * C).holds(base + r0 * C, 1) && bounds_of(x, B * R * C).holds(base + (r0 + rows - 1) * C, 2));
+    const Bounds bx = bounds_of(x, B * R * C);
+    const bool inside = ALIGNED || rows == 0 || (bx.holds(base + r0 * C, 1) && bx.holds(base + (r0 + rows - 1) * C, 2));
     column_lane<In, Op, kColumnBatchOf<In, Op, ALIGNED>, ALIGNED>(acc, base + r0 * C, C, cols > 0 ? rows : 0, cols, r0, prm, inside);
     int k = 0;
     for (; (j >> k) & 1; ++k) {
@@ -788,7 +793,6 @@ struct Shape {
   int W = 1;          // rows: threads per row; finish: threads per output
   int64_t nseg = 1;   // rows: segments per row (blocks per row when > 1)
   int TX = 1, TY = 1, TB = 1;  // columns block: TB batches of TX x TY threads
-  int threads = kThreads;      // columns: threads per block (TX x TY x TB)
   int LPT = 1;         // rows and columns: lanes per thread
   int64_t tiles_x = 1, tiles_y = 1;
   int64_t blocks = 1;
@@ -820,7 +824,7 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
   Acc* partials = s.partials ? static_cast<Acc*>(workspace) : nullptr;
   if (s.partials && !partials) return cudaErrorInvalidValue;
   if (s.blocks > INT32_MAX) return cudaErrorInvalidConfiguration;
-  const dim3 grid(static_cast<unsigned>(s.blocks)), block(kThreads), step_block(kind == StepKind::Rows ? kThreads : s.threads);
+  const dim3 grid(static_cast<unsigned>(s.blocks)), block(kThreads);
   const bool pdl = pdl_first && cc >= 90;
   cudaError_t e;
   FusedFinish fused;
@@ -850,10 +854,13 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
   } else {
     // x aligned and rows of whole granules: then every row's vectors are aligned.
     const bool aligned = (reinterpret_cast<uintptr_t>(x) & 15) == 0 && (inner * static_cast<int64_t>(sizeof(In))) % 16 == 0;
-    e = aligned ? launch_maybe_pdl(columns_kernel<In, Op, Out0, Out1, true>, grid, step_block, stream, pdl, x, outer, extent, inner, s.TX,
-                                   s.TY, s.TB, s.LPT, s.tiles_x, s.tiles_y, out, partials, prm)
-                : launch_maybe_pdl(columns_kernel<In, Op, Out0, Out1, false>, grid, step_block, stream, pdl, x, outer, extent, inner, s.TX,
-                                   s.TY, s.TB, s.LPT, s.tiles_x, s.tiles_y, out, partials, prm);
+    // The block: TX x TY x TB threads, fewer than kThreads when the shape rule spread a small grid.
+    const dim3 cblock(static_cast<unsigned>(s.TX * s.TY * s.TB));
+    auto go = [&](auto kernel) {
+      return launch_maybe_pdl(kernel, grid, cblock, stream, pdl, x, outer, extent, inner, s.TX, s.TY, s.TB, s.LPT, s.tiles_x,
+                              s.tiles_y, out, partials, prm);
+    };
+    e = aligned ? go(columns_kernel<In, Op, Out0, Out1, true>) : go(columns_kernel<In, Op, Out0, Out1, false>);
   }
   if (e != cudaSuccess || !s.partials) return e;
   if (fused.counter) return e;  // finished in the rows kernel

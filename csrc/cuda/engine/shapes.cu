@@ -79,7 +79,6 @@ Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, int num_sms, cons
       }
     }
   }
-  s.threads = s.TX * s.TY * s.TB;
   s.tiles_x = (cv + s.TX - 1) / s.TX;
   s.tiles_y = (groups + s.TY - 1) / s.TY;
   s.blocks = blocks();

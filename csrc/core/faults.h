@@ -50,6 +50,9 @@ namespace rk {
   X(ColumnsMisalignedVectors, "columns_misaligned_vectors", "columns kernel: a row of a column vector that is not 16-byte aligned is read from the granule below it (the realignment skipped)") \
   X(ExactHalfSpecial, "exact_half_special", "exact CUDA float16: a vector's inf/NaN test is skipped (a special reads as a finite value)") \
   X(ColumnsPackedBatch, "columns_packed_batch", "columns kernel, several batches per block: each pair of packed batches reads the other's rows") \
+  X(ExactChunkSpecial, "exact_chunk_special", "exact CUDA chunked path (float64): a sweep's inf/NaN test is skipped (a special reads as a finite value)") \
+  X(ExactBinCap, "exact_bin_cap", "exact CUDA value-independent paths: the grid ignores the per-thread (bfloat16 bins) and per-block (float16 counts) value caps") \
+  X(ExactKeepWords, "exact_keep_words", "exact CUDA value-independent paths: the row's last block leaves the accumulator words it read (not zeroed for the next launch)") \
   X(ColumnsCutBatch, "columns_cut_batch", "columns kernel, lanes read 8 rows at a time (misaligned, or wide accumulators): a whole batch of 8 loses its last row")
 
 enum class Fault : int {

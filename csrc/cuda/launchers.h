@@ -96,11 +96,17 @@ struct ExactArgs {
   bool words = false;
   void* workspace = nullptr;    // exact_workspace(...) bytes
   unsigned int* counter = nullptr;  // rows == 1: the stream's counter (stream_counter); else a memset one
+  long long* acc = nullptr;         // rows == 1: the stream's accumulator words (exact_stream_acc); else a memset workspace
   cudaStream_t stream = nullptr;
   int num_sms = 1, cc = 0;
   bool pdl = true;
   TuningOverrides tuning;  // tests: exact_block, exact_unroll, exact_bpr (all zero: the rule)
 };
+// kExactAccWords int64 words of stream_slot's slot on a device (owned by a stream as its counter
+// is), zero between launches (the binned and chunked paths' last block zeroes them); nullptr for a
+// slot beyond the static ones (then a row's words come from the workspace and a memset).
+inline constexpr int kExactAccWords = 8 * 72;
+long long* exact_stream_acc(int device, int slot);
 size_t exact_workspace(const ExactArgs& a);
 cudaError_t exact_launch(const ExactArgs& a);
 // Rounds `rows` rows of shard words into out_fmt values.
@@ -110,6 +116,9 @@ bool exact_config_supported(int block, int unroll);
 // The per-stream counter that single_pass's last-block finish uses (zero between kernels; a
 // kernel that takes it resets it when done), or nullptr when every slot is taken.
 unsigned int* stream_counter(int device, cudaStream_t s);
+// The slot of stream_counter's counter for (device, s), or -1; the counter of a slot (nullptr for -1).
+int stream_slot(int device, cudaStream_t s);
+unsigned int* stream_counter_at(int device, int slot);
 
 // Per-family entry points (one .cu file each; launch() routes to them).
 size_t atomics_workspace(Method m, const ReduceArgs& a);

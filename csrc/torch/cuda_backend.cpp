@@ -146,7 +146,11 @@ void exact_rows_cuda(const at::Tensor& x2d, at::Tensor& out, bool words) {
   a.num_sms = dev.num_sms;
   a.cc = dev.cc;
   a.tuning = tuning_overrides();
-  if (a.rows == 1) a.counter = stream_counter(x2d.get_device(), a.stream);
+  if (a.rows == 1) {  // one slot lookup (a lock) for both
+    const int slot = stream_slot(x2d.get_device(), a.stream);
+    a.counter = stream_counter_at(x2d.get_device(), slot);
+    a.acc = exact_stream_acc(x2d.get_device(), slot);
+  }
   const at::Tensor ws = workspace(exact_workspace(a), x2d);
   a.workspace = ws.defined() ? ws.mutable_data_ptr() : nullptr;
   C10_CUDA_CHECK(exact_launch(a));

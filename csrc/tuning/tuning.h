@@ -115,17 +115,22 @@ inline int ops_rows_lanes_per_thread(int elem_bytes) { return lanes_per_thread(k
 // residency does not size them, and these floors only keep coarsening from starving the SMs. Set
 // with the kernels (NOTES.md issues 10 and 14), not swept since: the lanes tables above were swept
 // under them.
-// method="exact", the binned path (float32 and bfloat16 rows) and the chunked one (float64 rows,
-// csrc/cuda/engine/exact.cu): block, 16-byte loads in flight per thread, and the shortest row they
-// take. Their grid is one wave (occupancy, set by the shared memory per 128 threads: 32 KiB of
-// bins for float32, six blocks per SM; 16 KiB for bfloat16; 66 KiB of chunks for float64, three). Block and unroll were not
-// swept: (128, 4) is the first configuration built (NOTES.md, issue 22). Below 2^22 values a row
-// keeps the checked float64 path, which clears no bins and posts fewer partials: on benign data the
-// two were within a few us there, and the binned path's advantage (data of any spread) is a
-// bounded cost at large sizes (measured: NOTES.md, issue 22).
+// method="exact", its value-independent paths (csrc/cuda/engine/exact.cu: the binned path of
+// float32 and bfloat16 rows, the chunked one of float64, the counted runs of float16): block, 16-byte
+// loads in flight per thread, and the shortest row they take. Their grid is one wave (occupancy, set
+// by the shared memory per 128 threads: 32 KiB of bins for float32 and bfloat16, six blocks per SM;
+// 66 KiB of chunks for float64, three; none for float16). Block and unroll were not swept: (128, 4)
+// is the first configuration built (NOTES.md, issue 22). The shortest row, by the size of a value
+// (lab timings on the H200, session 38, NOTES.md issue 22 part 4): 2- and 4-byte values from 2^14,
+// where the checked float64 path (exact_kernel) first needs more than one block and a workspace;
+// from 2^14 to 2^20 values the value-independent paths took 9.2-11.6 us against 11.5-12.7 us on
+// normal float32 data, the same within 0.7 us on bfloat16, 0.6-1.0 us less on float16, and 3-17x less
+// on data over the whole exponent range. float64 from 2^22: below it the chunked path costs 2-5 us
+// more than the checked one on benign data (13.5-19.4 us against 10.7-14.6), though 3-38x less on
+// the whole range.
 inline constexpr int kExactBinnedBlock = 128;
 inline constexpr int kExactBinnedUnroll = 4;
-inline constexpr int64_t kExactBinnedMinValues = int64_t(1) << 22;
+inline constexpr int64_t exact_binned_min_values(int elem_bytes) { return elem_bytes == 8 ? int64_t(1) << 22 : int64_t(1) << 14; }
 
 inline constexpr int kRowsCoarsenThreadsPerSm = 1024;
 inline constexpr int kColumnsCoarsenThreadsPerSm = 512;

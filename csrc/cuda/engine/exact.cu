@@ -6,9 +6,10 @@
 // to 2x a plain reduce; this kernel is exact and, on ordinary data, within 3-7% of `auto` from
 // 2^28 values up, because such data rarely leaves the fast path (engine/exact.h). A fixed cost of
 // some microseconds per call (its end: merges and the final rounding) remains, and data spread
-// over the whole exponent range spills nearly every value: NOTES.md has the figures. float32 and
-// bfloat16 rows of 2^22 values and more take the binned path further down instead, and float64
-// rows the chunked path: their cost does not depend on the values.
+// over the whole exponent range spills nearly every value: NOTES.md has the figures. Longer rows
+// (exact_binned_min_values: 2^14 values of 2- and 4-byte dtypes, 2^22 of float64) take a path
+// further down whose cost does not depend on the values: binned (float32, bfloat16), chunked
+// (float64), counted runs (float16). This kernel keeps short rows and the forced configurations.
 //  - single_pass's shape: 16-byte loads, UNROLL in flight, one wave of blocks, grid-stride,
 //    the last block to arrive finishes (a per-stream counter for whole tensors, so one launch);
 //  - per thread, float64 sums whose additions are checked exact (three adds, two compares); a
@@ -20,6 +21,8 @@
 //    block; then one normalize and one correct rounding.
 #include <cuda/atomic>
 
+#include <atomic>
+
 #include "engine/exact.h"
 #include "cuda/block/common.cuh"
 
@@ -27,6 +30,11 @@ namespace rk {
 namespace {
 
 using exact::Format;
+
+// The streams' accumulator words (exact_stream_acc): zero-initialized when the module loads, and
+// zeroed again by the last block of every launch that uses them.
+constexpr int kExactAccSlots = 128;
+__device__ long long g_exact_acc[kExactAccSlots * kExactAccWords];
 
 // float16 without a conversion instruction. A float16's exponent and significand fields, put in a
 // float64's high word at the same positions from the top (sign at bit 63, the 5-bit exponent at
@@ -38,12 +46,17 @@ using exact::Format;
 // this replaces took 1.8-2.4x `auto` on gradient-like and cancelling data, NOTES.md, issue 22).
 // Exponent 31 (inf, NaN) would read as a finite float64: a vector holding one (one test per
 // vector) has it counted in registers and replaced by zero, and goes on through the same additions.
-struct HalfRun {
+// A full run goes into the checked float64 sum s (kUnits false: the checked path), or becomes an
+// exact int64 count of 2^-24 units (kUnits true: the float16 path of long rows, whose end is
+// integer adds, whatever the data).
+template <bool kUnits>
+struct HalfRunT {
   static constexpr int kFlush = 1 << 13;  // values per run: |run| < 2^13 * 2^16 = 2^29 (53 bits of 2^-24)
   double run = 0;                         // scaled by 2^-1008
   int count = 0;
   int nan = 0, pinf = 0, ninf = 0;  // specials met (counts in registers, not an indexed array)
   exact::AccSpill s;
+  long long units = 0;              // kUnits: the flushed runs, in units of 2^-24
   static __device__ __forceinline__ double lo_half(unsigned w) {
     return __hiloint2double(static_cast<int>(((w << 16) & 0x80000000u) | ((w << 10) & 0x01fffc00u)), 0);
   }
@@ -57,7 +70,8 @@ struct HalfRun {
   }
   template <class Sink>
   __device__ __forceinline__ void flush(Format f, Sink& sink) {
-    s.add(run * 0x1p1008, f, sink);  // exact: a power of two
+    if constexpr (kUnits) units += __double2ll_rn(run * 0x1p1008 * 0x1p24);  // exact: powers of two, below 2^53
+    else s.add(run * 0x1p1008, f, sink);                                       // exact: a power of two
     run = 0;
     count = 0;
   }
@@ -108,6 +122,7 @@ struct HalfRun {
     if (ninf) sink.special(2, ninf);
   }
 };
+using HalfRun = HalfRunT<false>;
 
 template <class In> struct ExactTraits;
 template <> struct ExactTraits<__half> { using Acc = HalfRun; using Red = exact::AccSpill; static constexpr Format kFmt = exact::kHalfFmt; };
@@ -420,71 +435,42 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) exact_kernel(const In* __
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// The binned path: float32 and bfloat16 rows at a cost that does not depend on the values.
-//
-// Why it exists: the checked float64 sum above is cheap while its additions stay exact, but data
-// over many exponents (gradients, the whole range) makes nearly every addition inexact and every
-// spill a contended shared-memory atomic: 2x to 63x `auto` (NOTES.md, issue 22). Here every value
-// takes the same few instructions, whatever it is (the budget: NOTES.md, issue 22).
-//  - Bins by exponent (the exponent-indexed float64 bins of the issue's anchors). A value is read
-//    as float32 bits (a bfloat16 is the top half of its float32); bin b takes the biased exponents
-//    [W b, W b + W), whose values are multiples of the bin's unit and below 2^U units:
-//      float32:  W = 8,  32 bins, unit 2^(8b - 150),  U = 31 (24-bit significands, 7 more exponents);
-//      bfloat16: W = 16, 16 bins, unit 2^(16b - 134), U = 23 (8-bit significands, 15 more exponents).
-//    A float64 bin adds 2^(53 - U) of them exactly, in any order: 2^22 float32, 2^30 bfloat16.
-//  - Each thread owns a column of float64 bins in shared memory ([bin][thread]: no bank conflict,
-//    no atomic, no branch): per value one conversion, one index, one shared load, add and store.
-//  - A block takes at most 2^(53 - U) values, so its column sums are exact; they become int64
-//    counts of units, which every block adds into the row's int64 accumulators with global atomics
-//    (integers: the order does not matter; below 2^(U + 31) for rows under 2^31 values). The last
-//    block of the row reads the exact sum as integers and rounds it once: from a float64 pair when
-//    the bins' sum fits one (round_pair), else through the limbs.
-//  - bfloat16 was first tried with float32 sub-bins flushed every 512 values (half its memory speed
-//    on every data); float16 keeps the checked path, whose float64 run (HalfRun) is exact for 2^13
-//    values of any magnitude; float64 takes the chunked path below (NOTES.md, issue 22).
-//  - inf and NaN (exponent 255) land in the last bin and make it non-finite, which then says which
-//    special the sum is (no second read). Only exact_partial's words, which carry the specials'
-//    counts, make a block that holds an inf or a NaN read its values again: the one cost that
-//    depends on the data.
-namespace binned {
-template <class In> struct Bins;
-template <> struct Bins<float> {
-  static constexpr int kWidth = 8, kShift = 26, kBins = 32, kUnit0 = -150, kUnitBits = 31;
-};
-template <> struct Bins<__nv_bfloat16> {
-  static constexpr int kWidth = 16, kShift = 27, kBins = 16, kUnit0 = -134, kUnitBits = 23;
-};
-template <class In>
-struct Layout : Bins<In> {
-  using B = Bins<In>;
-  static_assert(B::kWidth * B::kBins == 256 && (1 << (B::kShift - 23)) == B::kWidth,
-                "the bins cover the 8-bit exponent; float32 bits >> kShift are the bin");
-  static constexpr int64_t kMaxBlockValues = int64_t(1) << (53 - B::kUnitBits);  // block sums exact in float64
-  static constexpr int kWords = B::kBins + exact::kSpecials;           // 32 or 16 unit counts, NaN/+inf/-inf counts
-  // 2^(W b + kUnit0) and its inverse.
-  static __device__ __forceinline__ double unit(int b) {
-    return __longlong_as_double(static_cast<long long>(1023 + B::kWidth * b + B::kUnit0) << 52);
+// The value-independent paths' walk over a row's body of nvec 16-byte vectors: this thread's full
+// sweeps of UNROLL vectors (thread `first` of a grid of `sweep` vectors per sweep) go to
+// on_group(r), each loaded one sweep ahead, so that loads stay in flight while the thread adds
+// (these kernels run few warps per SM: their shared memory); the vectors of the last, partial
+// sweep go to on_vec(v) one by one.
+template <int BLOCK, int UNROLL, class Group, class Vec>
+__device__ __forceinline__ void for_sweeps(const uint4* __restrict__ body, int64_t nvec, int64_t first, int64_t sweep, Group&& on_group,
+                                           Vec&& on_vec) {
+  const int64_t full_end = nvec / sweep * sweep;
+  int64_t i = first;
+  uint4 next[UNROLL];
+  if (i < full_end) {
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) next[u] = __ldg(body + i + u * BLOCK);
   }
-  static __device__ __forceinline__ double inv_unit(int b) {
-    return __longlong_as_double(static_cast<long long>(1023 - B::kWidth * b - B::kUnit0) << 52);
+  for (; i < full_end; i += sweep) {
+    uint4 r[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) r[u] = next[u];
+    if (i + sweep < full_end) {
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) next[u] = __ldg(body + i + sweep + u * BLOCK);
+    }
+    on_group(r);
   }
-  // A value's bin, from its float32 bits.
-  static __device__ __forceinline__ int bin_of(uint32_t w) {
-    const int b = static_cast<int>((w >> B::kShift) & (B::kBins - 1));
-    return RK_FAULT_IS(ExactBinShift) ? (b + (w >> 16 & 1)) & (B::kBins - 1) : b;  // planted: odd low significands one bin up
+  for (int64_t j = full_end + first; j < nvec; j += sweep) {  // at most once
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+      if (j + u * BLOCK < nvec) on_vec(__ldg(body + j + u * BLOCK));
   }
-};
-constexpr int64_t kMaxRowValues = int64_t(1) << 31;  // x 2^31 units < 2^62: row sums exact in int64
-constexpr Format kFmt = exact::kSingleFmt;
+}
 
-// Shared memory of a block: its threads' float64 bins.
-template <class In, int BLOCK>
-constexpr size_t smem_bytes() { return size_t(Bins<In>::kBins) * BLOCK * 8; }
-
-// Adds the int64 count of units `cnt` of the unit 2^e into the limbs of kFmt (shared, atomics).
-__device__ __forceinline__ void count_to_limbs(long long cnt, int e, long long* limbs) {
-  const int q = e - kFmt.base;  // >= 10
+// Adds the int64 count `cnt` of units 2^e into the limbs of format f (shared memory, atomics);
+// e - f.base >= 0.
+__device__ __forceinline__ void count_to_limbs(long long cnt, int e, Format f, long long* limbs) {
+  const int q = e - f.base;
   const int k = q >> 5, s = q & 31;
   const uint64_t lo = static_cast<uint64_t>(cnt) << s;
   const long long hi = s ? (cnt >> (64 - s)) : (cnt < 0 ? -1 : 0);  // cnt * 2^s = hi * 2^64 + lo
@@ -493,6 +479,133 @@ __device__ __forceinline__ void count_to_limbs(long long cnt, int e, long long* 
   if (lo >> 32) atomicAdd(l + k + 1, lo >> 32);
   if (hi) atomicAdd(l + k + 2, static_cast<unsigned long long>(hi));
 }
+
+// The binned and chunked paths' row accumulators: kAccCopies copies of a row's words, which
+// kExactAccWords bounds.
+constexpr int kAccCopies = 8;
+
+// Adds a block's kWords int64 counts (s_acc) into its row's accumulators, which are zero before
+// the launch (a memset, or the stream's words that the last block of the previous launch zeroed),
+// by global atomics: integer adds, so the order does not matter, and no block merges the others.
+// Block `part` takes copy part % kAccCopies: one L2 line per word took every block's atomic, which
+// serialized them on data that fills every bin (about 5 us at 2^24 values, NOTES.md, issue 22).
+// Returns true in the row's last block only, which then holds the row's counts in s_acc and has
+// zeroed the accumulators and the row's counter for the next launch.
+template <int kWords, int BLOCK>
+__device__ __forceinline__ bool gather_row(const ExactParams& p, int64_t row, int part, long long* s_acc, bool* is_last) {
+  static_assert(kWords * kAccCopies <= kExactAccWords, "the stream's accumulator holds a row's words");
+  const int tid = threadIdx.x;
+  long long* const racc = p.part_l + row * (kWords * kAccCopies);
+  long long* const mine = racc + (part % kAccCopies) * kWords;
+  const bool drop = RK_FAULT_IS(ExactDropBlock) && part == p.bpr - 1;  // planted: the last block's partial is lost
+  for (int i = tid; i < kWords; i += BLOCK)
+    if (s_acc[i] && !drop) atomicAdd(reinterpret_cast<unsigned long long*>(mine + i), static_cast<unsigned long long>(s_acc[i]));
+  __threadfence();  // these threads' words, before thread 0's ticket below
+  __syncthreads();
+  if (tid == 0) *is_last = arrive_last(p.counters + (p.rows == 1 ? 0 : row), static_cast<unsigned>(p.bpr));
+  __syncthreads();
+  if (!*is_last) return false;  // thread 0's acquire and the barrier order the reads below
+  for (int i = tid; i < kWords; i += BLOCK) {
+    long long v = 0;
+#pragma unroll
+    for (int c = 0; c < kAccCopies; ++c) {
+      v += __ldcg(racc + c * kWords + i);
+      if (!RK_FAULT_IS(ExactKeepWords)) racc[c * kWords + i] = 0;  // every block has added: zero for the next launch (planted: kept)
+    }
+    s_acc[i] = v;
+  }
+  __syncthreads();
+  if (tid == 0) p.counters[p.rows == 1 ? 0 : row] = 0;  // ready for the next launch
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The binned path: float32 and bfloat16 rows at a cost that does not depend on the values.
+//
+// Why it exists: the checked float64 sum above is cheap while its additions stay exact, but data
+// over many exponents (gradients, the whole range) makes nearly every addition inexact and every
+// spill a contended shared-memory atomic: 2x to 63x `auto` (NOTES.md, issue 22). Here every value
+// takes the same few instructions, whatever it is (the budget: NOTES.md, issue 22).
+//  - Bins by exponent (the exponent-indexed bins of the issue's anchors). A value is read as
+//    float32 bits (a bfloat16 is the top half of its float32); bin b takes the biased exponents
+//    [W b, W b + W), whose values are multiples of the bin's unit and below 2^U units:
+//      float32:  W = 8, 32 float64 bins, unit 2^(8b - 150), U = 31 (24-bit significands, 7 more
+//                exponents): a bin adds 2^22 of them exactly, in any order;
+//      bfloat16: W = 4, 64 float32 bins, each value scaled by 2^(127 - 4b) (unit 2^(4b - 134),
+//                U = 11: 8-bit significands, 3 more exponents): a bin adds 2^13 of them exactly.
+//  - Each thread owns a column of bins in shared memory ([bin][thread]: no bank conflict, no
+//    atomic, no branch): per value one index, one shared load, add (float32: after a conversion;
+//    bfloat16: a multiply-add by the scale) and store. The grid caps the values a thread (bfloat16)
+//    and a block (float32) may take, so every sum stays exact (plan_bpr).
+//  - The block's column sums become int64 counts of units, which every block adds into the row's
+//    int64 accumulators with global atomics (gather_row: integers, so the order does not matter;
+//    below 2^(U + 31) for rows under 2^31 values). The last block of the row reads the exact sum as
+//    integers and rounds it once: from a float64 pair when the bins' sum fits one (round_pair),
+//    else through the limbs.
+//  - bfloat16 was first tried with float32 sub-bins of 8 exponents flushed every 512 values (half
+//    its memory speed on every data), then with 16 float64 bins of 16 exponents (6 values per
+//    SM-clock: 16 bytes of shared memory per value); its 64 float32 bins read and write 8 bytes
+//    (NOTES.md, issue 22).
+//  - inf and NaN (exponent 255) land in the last bin and make it non-finite, which then says which
+//    special the sum is (no second read). Only exact_partial's words, which carry the specials'
+//    counts, make a block that holds an inf or a NaN read its values again: the one cost that
+//    depends on the data.
+namespace binned {
+template <class In> struct Bins;
+// float32: float64 bins of 8 exponents. A bin's values are multiples of its unit below 2^31
+// units, so a float64 bin adds 2^22 of them exactly; the block's column sums likewise.
+template <> struct Bins<float> {
+  using Bin = double;
+  static constexpr int kWidth = 8, kBins = 32, kUnit0 = -150, kUnitBits = 31;
+  static constexpr int64_t kMaxThreadValues = int64_t(1) << (53 - kUnitBits);
+  static constexpr int64_t kMaxBlockValues = int64_t(1) << (53 - kUnitBits);
+  static __device__ __forceinline__ int bin_of(uint32_t w) { return static_cast<int>(w >> 26); }
+  static __device__ __forceinline__ Bin value(uint32_t w, int) { return static_cast<double>(__uint_as_float(w)); }
+  // The column sum s of bin b (a float64 of the value) as a count of the bin's units.
+  static __device__ __forceinline__ double count_scale(int b) {
+    return __longlong_as_double(static_cast<long long>(1023 - kWidth * b - kUnit0) << 52);
+  }
+};
+// bfloat16: float32 bins of 4 exponents, each value scaled by 2^(127 - 4b) into [1, 16) (one
+// multiply by a power of two: exact, subnormals included, and inf/NaN stay what they are). Scaled
+// values are multiples of 2^-7 below 2^11 such units, so a float32 bin adds 2^13 of them exactly,
+// in any order: 4 bytes of shared memory read and 4 written per value, no conversion to float64
+// (the float64 bins of 16 exponents this replaces read and wrote 16 bytes, the bound of shared
+// memory at 6 values per SM-clock: NOTES.md, issue 22). A thread takes at most 2^13 values
+// (plan_bpr), so its bins never need a flush.
+template <> struct Bins<__nv_bfloat16> {
+  using Bin = float;
+  static constexpr int kWidth = 4, kBins = 64, kUnit0 = -134, kUnitBits = 11;
+  static constexpr int64_t kMaxThreadValues = int64_t(1) << (24 - kUnitBits);
+  static constexpr int64_t kMaxBlockValues = int64_t(1) << 40;  // column sums: 2^24 units a thread, in float64
+  static __device__ __forceinline__ int bin_of(uint32_t w) { return static_cast<int>(w >> 25); }
+  static __device__ __forceinline__ Bin value(uint32_t w, int b) {
+    return __uint_as_float(w) * __uint_as_float(static_cast<uint32_t>(254 - kWidth * b) << 23);  // x 2^(127 - 4b)
+  }
+  static __device__ __forceinline__ double count_scale(int) { return 0x1p7; }  // units of 2^-7
+};
+template <class In>
+struct Layout : Bins<In> {
+  using B = Bins<In>;
+  using Bin = typename B::Bin;
+  static_assert(B::kWidth * B::kBins == 256, "the bins cover the 8-bit exponent");
+  static constexpr int kWords = B::kBins + exact::kSpecials;  // unit counts, then NaN/+inf/-inf counts
+  // 2^(W b + kUnit0): the unit of bin b's counts.
+  static __device__ __forceinline__ double unit(int b) {
+    return __longlong_as_double(static_cast<long long>(1023 + B::kWidth * b + B::kUnit0) << 52);
+  }
+  // A value's bin, from its float32 bits (the sign bit is masked off).
+  static __device__ __forceinline__ int bin(uint32_t w) {
+    const int b = B::bin_of(w) & (B::kBins - 1);
+    return RK_FAULT_IS(ExactBinShift) ? (b + (w >> 16 & 1)) & (B::kBins - 1) : b;  // planted: odd low significands one bin up
+  }
+};
+constexpr int64_t kMaxRowValues = int64_t(1) << 31;  // x 2^31 units < 2^62: row sums exact in int64
+constexpr Format kFmt = exact::kSingleFmt;
+
+// Shared memory of a block: its threads' bins.
+template <class In, int BLOCK>
+constexpr size_t smem_bytes() { return size_t(Bins<In>::kBins) * BLOCK * sizeof(typename Bins<In>::Bin); }
 
 // A sink that only records that a value would have been spilled (the float64 pair did not hold it).
 struct FlagSink {
@@ -503,18 +616,19 @@ struct FlagSink {
 }  // namespace binned
 
 template <class In, int BLOCK, int UNROLL>
-__global__ void __launch_bounds__(BLOCK) binned_kernel(const In* __restrict__ x, ExactParams p) {
+__global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __restrict__ x, ExactParams p) {
   using Lay = binned::Layout<In>;
+  using Bin = typename Lay::Bin;
   constexpr int kBins = Lay::kBins, kWords = Lay::kWords, kLast = kBins - 1;
   constexpr Format kFmt = binned::kFmt;
-  static_assert(kBins <= 32, "one lane per bin at the end");
+  static_assert(BLOCK % kBins == 0 && kBins <= 64, "whole threads per bin at the end; two bins a lane at most");
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ long long s_acc[kWords];  // the block's, then the row's, unit counts and special counts
   __shared__ long long s_limbs[kFmt.limbs];
   __shared__ bool is_last;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  double* const all_bins = reinterpret_cast<double*>(smem);  // [kBins][BLOCK]
-  double* const bins = all_bins + tid;                          // this thread's column: bins[b * BLOCK]
+  Bin* const all_bins = reinterpret_cast<Bin*>(smem);  // [kBins][BLOCK]
+  Bin* const bins = all_bins + tid;                     // this thread's column: bins[b * BLOCK]
 #pragma unroll
   for (int b = 0; b < kBins; ++b) bins[b * BLOCK] = 0;
   for (int i = tid; i < kWords; i += BLOCK) s_acc[i] = 0;
@@ -528,7 +642,6 @@ __global__ void __launch_bounds__(BLOCK) binned_kernel(const In* __restrict__ x,
   const uint4* __restrict__ body = reinterpret_cast<const uint4*>(xr + sp.head);
   constexpr int64_t kStep = static_cast<int64_t>(BLOCK) * UNROLL;
   const int64_t sweep = static_cast<int64_t>(p.bpr) * kStep;
-  const int64_t full_end = sp.nvec / sweep * sweep;
   const int64_t gtid = static_cast<int64_t>(part) * BLOCK + tid;
 
   // This thread's values, once each, as float32 bits: on_bits(w) for each.
@@ -546,41 +659,33 @@ __global__ void __launch_bounds__(BLOCK) binned_kernel(const In* __restrict__ x,
       if constexpr (std::is_same_v<In, float>) return __float_as_uint(xr[i]);
       else return static_cast<uint32_t>(__bfloat16_as_ushort(xr[i])) << 16;
     };
-    for (int64_t i = part * kStep + tid; i < full_end; i += sweep) {
-      uint4 r[UNROLL];
+    for_sweeps<BLOCK, UNROLL>(
+        body, sp.nvec, part * kStep + tid, sweep,
+        [&](uint4 (&r)[UNROLL]) {
 #pragma unroll
-      for (int u = 0; u < UNROLL; ++u) r[u] = __ldg(body + i + u * BLOCK);
-#pragma unroll
-      for (int u = 0; u < UNROLL; ++u) on_vec(r[u]);
-    }
-    for (int64_t i = full_end + part * kStep + tid; i < sp.nvec; i += sweep) {  // at most once
-      uint4 r[UNROLL];
-      bool ok[UNROLL];
-#pragma unroll
-      for (int u = 0; u < UNROLL; ++u) {
-        ok[u] = i + u * BLOCK < sp.nvec;
-        if (ok[u]) r[u] = __ldg(body + i + u * BLOCK);
-      }
-#pragma unroll
-      for (int u = 0; u < UNROLL; ++u)
-        if (ok[u]) on_vec(r[u]);
-    }
+          for (int u = 0; u < UNROLL; ++u) on_vec(r[u]);
+        },
+        on_vec);
     if (gtid < sp.head) on_bits(scalar_bits(gtid));
     if (gtid < sp.tail) on_bits(scalar_bits(p.len - sp.tail + gtid));
   };
 
-  walk([&](uint32_t w) { bins[Lay::bin_of(w) * BLOCK] += static_cast<double>(__uint_as_float(w)); });
+  walk([&](uint32_t w) {
+    const int b = Lay::bin(w);
+    bins[b * BLOCK] += Lay::value(w, b);
+  });
   allow_dependent_launch();
 
   // inf or NaN made the last bin non-finite somewhere in the block. A sum: the bin alone says which
-  // special the result is, since a float64 bin of finite values cannot overflow (at most 2^30
-  // values below 2^128): +inf (only +inf met), -inf, or NaN (a NaN, or both infinities). A flag
-  // per thread is enough to round (exact::round_limbs reads counts as present or not), at no second
-  // read. Partial words (exact_partial) carry the specials' true counts, so there the block reads
-  // its values again, to count them and to redo that bin without them.
+  // special the result is, since a bin of finite values cannot overflow (float32: at most 2^22
+  // values below 2^128 in float64; bfloat16: at most 2^13 scaled values below 16 in float32):
+  // +inf (only +inf met), -inf, or NaN (a NaN, or both infinities). A flag per thread is enough to
+  // round (exact::round_limbs reads counts as present or not), at no second read. Partial words
+  // (exact_partial) carry the specials' true counts, so there the block reads its values again, to
+  // count them and to redo that bin without them.
   if (__syncthreads_or(!isfinite(bins[kLast * BLOCK])) && !RK_FAULT_IS(ExactNoRecount)) {  // planted: neither
     if (!p.words) {
-      const double v = bins[kLast * BLOCK];
+      const Bin v = bins[kLast * BLOCK];
       if (!isfinite(v)) {
         atomicAdd(reinterpret_cast<unsigned long long*>(s_acc + kBins + (v != v ? 0 : v > 0 ? 1 : 2)), 1ull);
         bins[kLast * BLOCK] = 0;
@@ -592,54 +697,59 @@ __global__ void __launch_bounds__(BLOCK) binned_kernel(const In* __restrict__ x,
         const uint32_t e = (w >> 23) & 0xff;
         if (e == 0xff) {
           atomicAdd(reinterpret_cast<unsigned long long*>(s_acc + kBins + ((w & 0x7fffff) ? 0 : (w >> 31) ? 2 : 1)), 1ull);
-        } else if (Lay::bin_of(w) == kLast) {
-          bins[kLast * BLOCK] += static_cast<double>(__uint_as_float(w));
+        } else if (Lay::bin(w) == kLast) {
+          bins[kLast * BLOCK] += Lay::value(w, kLast);
         }
       });
       __syncthreads();
     }
   }
-  // The block's column sums (exact: at most kMaxBlockValues values), as counts of units.
-  for (int b = warp; b < kBins; b += BLOCK / 32) {
+  // The block's column sums as counts of units (exact: a thread's bins are, and the block's
+  // float64 sums stay below 2^53 units). kBins / BLOCK threads per bin, each over kBins values,
+  // every thread's loads in flight at once; a thread starts at its own offset in the column, so a
+  // warp's loads fall in 32 different banks. (A warp per bin, one load and a shuffle tree at a
+  // time, was a chain of dependent steps at the end of every block.)
+  {
+    constexpr int kPer = BLOCK / kBins, kSeg = kBins;
+    const int b = tid / kPer, q = tid % kPer;
+    const Bin* col = all_bins + b * BLOCK + q * kSeg;
     double s = 0;
+#pragma unroll 16
+    for (int k = 0; k < kSeg; ++k) s += static_cast<double>(col[(k + tid) & (kSeg - 1)]);
 #pragma unroll
-    for (int k = 0; k < BLOCK / 32; ++k) s += all_bins[b * BLOCK + 32 * k + lane];
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
-    if (lane == 0) s_acc[b] = __double2ll_rn(s * Lay::inv_unit(b));
+    for (int off = 1; off < kPer; off <<= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
+    if (q == 0) s_acc[b] = __double2ll_rn(s * Lay::count_scale(b));
   }
   __syncthreads();
 
-  if (p.bpr > 1) {
-    // The block's counts, added into the row's kWords int64 accumulators (zeroed before the launch)
-    // by global atomics: integer adds, so the order does not matter, and no block merges the others.
-    long long* const racc = p.part_l + row * kWords;
-    const bool drop = RK_FAULT_IS(ExactDropBlock) && part == p.bpr - 1;  // planted: the last block's partial is lost
-    for (int i = tid; i < kWords; i += BLOCK)
-      if (s_acc[i] && !drop) atomicAdd(reinterpret_cast<unsigned long long*>(racc + i), static_cast<unsigned long long>(s_acc[i]));
-    __threadfence();  // these threads' words, before thread 0's ticket below
-    __syncthreads();
-    if (tid == 0) is_last = arrive_last(p.counters + (p.rows == 1 ? 0 : row), static_cast<unsigned>(p.bpr));
-    __syncthreads();
-    if (!is_last) return;  // thread 0's acquire and the barrier order the reads below
-    for (int i = tid; i < kWords; i += BLOCK) s_acc[i] = __ldcg(racc + i);
-    __syncthreads();
-    if (tid == 0) p.counters[p.rows == 1 ? 0 : row] = 0;  // ready for the next launch
-  }
+  if (p.bpr > 1 && !gather_row<kWords, BLOCK>(p, row, part, s_acc, &is_last)) return;
   if (warp != 0) return;
 
-  // The row's exact sum is sum_b s_acc[b] * unit(b) (lane b holds bin b), or a special.
-  const long long cnt = lane < kBins ? s_acc[lane] : 0;
-  const int b = lane < kBins ? lane : 0;
+  // The row's exact sum is sum_b s_acc[b] * unit(b) (lane l holds bins l and l + 32), or a special.
+  constexpr int kLaneBins = (kBins + 31) / 32;
+  long long cnt[kLaneBins];
+  int bin[kLaneBins];
+#pragma unroll
+  for (int j = 0; j < kLaneBins; ++j) {
+    const int b = lane + 32 * j;
+    cnt[j] = b < kBins ? s_acc[b] : 0;
+    bin[j] = b < kBins ? b : 0;
+  }
   const bool special = s_acc[kBins] != 0 || s_acc[kBins + 1] != 0 || s_acc[kBins + 2] != 0;
   if (!p.words && !special) {
-    // Fast: lane b's count as an exact float64 pair (|cnt| < 2^62), the pairs merged with the
-    // checked additions of Acc1; if none would have spilled, the pair holds the exact sum.
+    // Fast: each count as an exact float64 pair (|cnt| < 2^62), the pairs merged with the checked
+    // additions of Acc1; if none would have spilled, the pair holds the exact sum.
     exact::Acc1 a;
-    const double hi = static_cast<double>(cnt);
-    a.s = hi * Lay::unit(b);
-    a.lo = static_cast<double>(cnt - static_cast<long long>(hi)) * Lay::unit(b);
     binned::FlagSink fs;
+#pragma unroll
+    for (int j = 0; j < kLaneBins; ++j) {
+      exact::Acc1 c;
+      const double hi = static_cast<double>(cnt[j]);
+      c.s = hi * Lay::unit(bin[j]);
+      c.lo = static_cast<double>(cnt[j] - static_cast<long long>(hi)) * Lay::unit(bin[j]);
+      if (j == 0) a = c;
+      else a.merge(c, kFmt, fs);
+    }
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) {
       const exact::Acc1 o = shfl_down(a, off);
@@ -650,7 +760,9 @@ __global__ void __launch_bounds__(BLOCK) binned_kernel(const In* __restrict__ x,
     if (lane == 0 && whole) done = round_pair(a, p.o, p.out, row);
     if (__shfl_sync(0xffffffffu, done, 0)) return;
   }
-  if (cnt) binned::count_to_limbs(cnt, Lay::kWidth * b + Lay::kUnit0, s_limbs);
+#pragma unroll
+  for (int j = 0; j < kLaneBins; ++j)
+    if (cnt[j]) count_to_limbs(cnt[j], Lay::kWidth * bin[j] + Lay::kUnit0, kFmt, s_limbs);
   __syncwarp();
   if (lane != 0) return;
   auto* limbs = reinterpret_cast<int64_t*>(s_limbs);
@@ -676,64 +788,74 @@ __global__ void __launch_bounds__(BLOCK) binned_kernel(const In* __restrict__ x,
 // superaccumulator (Neal's xsum, its 32-bit chunks): int64 chunks in shared memory, chunk c of unit
 // 2^(32c - 1074). A value's significand M (53 bits) shifted by its exponent's low 5 bits spans at
 // most 84 bits: its low 32 go into chunk c and the rest (below 2^52) into chunk c + 1, with the
-// value's sign. Per value: about 20 integer operations and two shared read-modify-writes, whatever
-// the value. A chunk takes 2^11 such adds before it could overflow, so every thread carries its
-// chunks (32 bits each, the top one signed) every kCarryValues values and at the end. inf and NaN
-// are counted in registers (exact counts: exact_partial's words need no second read). The blocks
-// add their column sums into the row's int64 accumulators with global atomics, and the last block
-// turns them into limbs and rounds once.
+// value's sign. Per value: about 27 instructions, no branch, and two shared read-modify-writes,
+// whatever the value. A chunk below 2^33 takes 2040 such adds before it could overflow, so every
+// thread carries its chunks one step (back below 2^33) every kCarryValues values and at the end.
+// inf and NaN are counted in registers, one test per sweep of UNROLL vectors (exact counts:
+// exact_partial's words need no second read). The blocks add their column sums into the row's
+// int64 accumulators with global atomics, and the last block turns them into limbs and rounds once.
 namespace chunked {
 constexpr int kChunks = 66;          // units 2^-1074 .. 2^1006: the largest value and 2^31 of them
-constexpr int kCarryValues = 2040;   // values per thread between two carries (2^11 adds per chunk)
+constexpr int kCarryValues = 2040;   // values per thread between two carries: 2^33 + 2040 * 2^52 < 2^63
 constexpr int kWords = kChunks + exact::kSpecials;
 constexpr Format kFmt = exact::kDoubleFmt;
 template <int BLOCK>
 constexpr size_t smem_bytes() { return size_t(kChunks) * BLOCK * 8; }
 
-// Adds one float64 (its bits) into the thread's chunks (col[c * BLOCK]); counts inf and NaN.
+// Adds one finite float64 (its bits lo32, hi32) into the thread's chunks (col[c * BLOCK]), without
+// a branch: about 27 instructions (the first version, a 64-bit shift and a branch on inf/NaN per
+// value, took 45 and ran at 1.7-1.9x `auto`: NOTES.md, issue 22).
 template <int BLOCK>
-__device__ __forceinline__ void add_bits(long long* col, uint64_t w, int (&specials)[exact::kSpecials]) {
-  const int e = static_cast<int>((w >> 52) & 0x7ff);
-  const uint64_t f = w & ((uint64_t(1) << 52) - 1);
-  if (e == 0x7ff) {  // inf or NaN: counted, not added
-    specials[f ? 0 : (w >> 63) ? 2 : 1] += 1;
-    return;
-  }
-  const uint64_t m = e ? (f | (uint64_t(1) << 52)) : f;  // value = m * 2^(max(e, 1) - 1075)
-  const int q = (e ? e : 1) - 1;                           // = m * 2^q units of 2^-1074
-  const int c = RK_FAULT_IS(ExactChunkShift) ? ((q >> 5) + static_cast<int>(f & 1)) % (kChunks - 1) : q >> 5;  // planted
-  const int sh = q & 31;
-  long long lo = static_cast<long long>((m << sh) & 0xffffffffull);
-  long long hi = static_cast<long long>(sh ? (m >> (32 - sh)) : (m >> 32));
-  if (w >> 63) lo = -lo, hi = -hi;
-  col[c * BLOCK] += lo;
-  col[(c + 1) * BLOCK] += hi;
+__device__ __forceinline__ void add_bits(long long* col, uint32_t lo32, uint32_t hi32) {
+  const uint32_t e = (hi32 >> 20) & 0x7ff;
+  const uint32_t normal = e != 0;
+  const uint32_t mh = (hi32 & 0xfffffu) | (normal << 20);  // value = (mh:lo32) * 2^q units of 2^-1074
+  const uint32_t q = e - normal;
+  const int c = RK_FAULT_IS(ExactChunkShift) ? static_cast<int>(((q >> 5) + (lo32 & 1)) % (kChunks - 1)) : static_cast<int>(q >> 5);  // planted
+  const uint32_t sh = q & 31;
+  // (mh:lo32) << sh is lo (its low 32 bits, chunk c) + hi * 2^32 (below 2^52, chunk c + 1).
+  const uint32_t lo = lo32 << sh;
+  const uint32_t hl = __funnelshift_rc(lo32, mh, 32 - sh);  // (mh:lo32) >> (32 - sh), low word
+  const uint32_t hh = __funnelshift_rc(mh, 0u, 32 - sh);    // its high word
+  // With the sign s (0 or -1): +-v = (v ^ s) - s.
+  const long long sg = static_cast<long long>(static_cast<int>(hi32) >> 31);
+  const long long vlo = static_cast<long long>(lo);
+  const long long vhi = static_cast<long long>((static_cast<uint64_t>(hh) << 32) | hl);
+  col[c * BLOCK] += (vlo ^ sg) - sg;
+  col[(c + 1) * BLOCK] += (vhi ^ sg) - sg;
 }
 
-// Carries the thread's chunks: chunks 0 .. kChunks - 2 into [0, 2^32), the top one signed.
+// Nonzero if the float64 whose high word is h is inf or NaN (exponent 0x7ff carries into bit 31).
+__device__ __forceinline__ uint32_t special_bit(uint32_t h) { return ((h & 0x7ff00000u) + 0x00100000u) & 0x80000000u; }
+
+// Counts the float64 (lo32, hi32) if it is inf or NaN and then zeroes it (it adds nothing).
+__device__ __forceinline__ void take_special(uint32_t& lo32, uint32_t& hi32, int& nan, int& pinf, int& ninf) {
+  if (!special_bit(hi32)) return;
+  const bool is_nan = ((hi32 & 0xfffffu) | lo32) != 0, neg = (hi32 >> 31) != 0;
+  nan += is_nan;
+  pinf += !is_nan && !neg;
+  ninf += !is_nan && neg;
+  lo32 = 0;
+  hi32 = 0;
+}
+
+// Carries the thread's chunks one step: chunk c keeps its low 32 bits plus the bits above 2^32 of
+// chunk c - 1 (the top chunk keeps all of its own). The value is unchanged and every chunk is then
+// below 2^33 in magnitude, room for another kCarryValues adds. Each chunk's new value depends only
+// on two loads, not on a carry rippling up from chunk 0: the loads go out together (a rippling
+// carry was a chain of 66 dependent shared-memory round trips at the end of every thread).
 template <int BLOCK>
 __device__ __forceinline__ void carry(long long* col) {
-  long long cy = 0;
-#pragma unroll 6
+  long long up = 0;  // chunk c - 1's bits above 2^32 (arithmetic shift: floor(v / 2^32))
+#pragma unroll 13
   for (int c = 0; c < kChunks - 1; ++c) {
-    const long long v = col[c * BLOCK] + cy;
-    cy = v >> 32;  // arithmetic: floor(v / 2^32)
-    col[c * BLOCK] = v & 0xffffffffll;
+    const long long v = col[c * BLOCK];
+    col[c * BLOCK] = (v & 0xffffffffll) + up;
+    up = v >> 32;
   }
-  col[(kChunks - 1) * BLOCK] += cy;
+  col[(kChunks - 1) * BLOCK] += up;
 }
 
-// Adds the int64 count of units `cnt` of unit 2^e into the limbs of kFmt (shared, atomics).
-__device__ __forceinline__ void count_to_limbs(long long cnt, int e, long long* limbs) {
-  const int q = e - kFmt.base;  // >= 14
-  const int k = q >> 5, s = q & 31;
-  const uint64_t lo = static_cast<uint64_t>(cnt) << s;
-  const long long hi = s ? (cnt >> (64 - s)) : (cnt < 0 ? -1 : 0);  // cnt * 2^s = hi * 2^64 + lo
-  auto* l = reinterpret_cast<unsigned long long*>(limbs);
-  if (lo & 0xffffffffu) atomicAdd(l + k, lo & 0xffffffffu);
-  if (lo >> 32) atomicAdd(l + k + 1, lo >> 32);
-  if (hi) atomicAdd(l + k + 2, static_cast<unsigned long long>(hi));
-}
 }  // namespace chunked
 
 template <int BLOCK, int UNROLL>
@@ -759,73 +881,171 @@ __global__ void __launch_bounds__(BLOCK) chunked_kernel(const double* __restrict
   const uint4* __restrict__ body = reinterpret_cast<const uint4*>(xr + sp.head);
   constexpr int64_t kStep = static_cast<int64_t>(BLOCK) * UNROLL;
   const int64_t sweep = static_cast<int64_t>(p.bpr) * kStep;
-  const int64_t full_end = sp.nvec / sweep * sweep;
   const int64_t gtid = static_cast<int64_t>(part) * BLOCK + tid;
-  int sp3[exact::kSpecials] = {0, 0, 0};
-  auto on_vec = [&](const uint4& v) {
-    add_bits<BLOCK>(col, (static_cast<uint64_t>(v.y) << 32) | v.x, sp3);
-    add_bits<BLOCK>(col, (static_cast<uint64_t>(v.w) << 32) | v.z, sp3);
+  int nan = 0, pinf = 0, ninf = 0;  // inf and NaN met (exact counts: exact_partial's words carry them)
+  // A sweep's UNROLL vectors: one test for inf/NaN over all of them (rare: counted and zeroed), then
+  // two adds per vector.
+  auto on_group = [&](uint4 (&r)[UNROLL]) {
+    uint32_t any = 0;
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) any |= special_bit(r[u].y) | special_bit(r[u].w);
+    if (any && !RK_FAULT_IS(ExactChunkSpecial)) {  // planted: the test skipped
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) {
+        take_special(r[u].x, r[u].y, nan, pinf, ninf);
+        take_special(r[u].z, r[u].w, nan, pinf, ninf);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      add_bits<BLOCK>(col, r[u].x, r[u].y);
+      add_bits<BLOCK>(col, r[u].z, r[u].w);
+    }
+  };
+  auto on_scalar = [&](double v) {
+    uint32_t lo32 = static_cast<uint32_t>(__double_as_longlong(v)), hi32 = static_cast<uint32_t>(__double_as_longlong(v) >> 32);
+    take_special(lo32, hi32, nan, pinf, ninf);
+    add_bits<BLOCK>(col, lo32, hi32);
   };
   constexpr int kIterPerCarry = kCarryValues / (2 * UNROLL);
   int since = 0;
-  for (int64_t i = part * kStep + tid; i < full_end; i += sweep) {
-    uint4 r[UNROLL];
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) r[u] = __ldg(body + i + u * BLOCK);
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) on_vec(r[u]);
-    if (++since == kIterPerCarry && !RK_FAULT_IS(ExactNoCarry)) {  // planted: chunks never carried
-      carry<BLOCK>(col);
-      since = 0;
-    }
-  }
-  for (int64_t i = full_end + part * kStep + tid; i < sp.nvec; i += sweep) {  // at most once
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u)
-      if (i + u * BLOCK < sp.nvec) on_vec(__ldg(body + i + u * BLOCK));
-  }
-  if (gtid < sp.head) add_bits<BLOCK>(col, __double_as_longlong(xr[gtid]), sp3);
-  if (gtid < sp.tail) add_bits<BLOCK>(col, __double_as_longlong(xr[p.len - sp.tail + gtid]), sp3);
+  for_sweeps<BLOCK, UNROLL>(
+      body, sp.nvec, part * kStep + tid, sweep,
+      [&](uint4 (&r)[UNROLL]) {
+        on_group(r);
+        if (++since == kIterPerCarry && !RK_FAULT_IS(ExactNoCarry)) {  // planted: chunks never carried
+          carry<BLOCK>(col);
+          since = 0;
+        }
+      },
+      [&](const uint4& v) {
+        on_scalar(__longlong_as_double((static_cast<long long>(v.y) << 32) | v.x));
+        on_scalar(__longlong_as_double((static_cast<long long>(v.w) << 32) | v.z));
+      });
+  if (gtid < sp.head) on_scalar(xr[gtid]);
+  if (gtid < sp.tail) on_scalar(xr[p.len - sp.tail + gtid]);
   allow_dependent_launch();
   carry<BLOCK>(col);
+  const int sp3[exact::kSpecials] = {nan, pinf, ninf};  // exact::AccHalf's order: NaN, +inf, -inf
 #pragma unroll
   for (int k = 0; k < exact::kSpecials; ++k)
     if (sp3[k]) atomicAdd(reinterpret_cast<unsigned long long*>(s_acc + kChunks + k), static_cast<unsigned long long>(sp3[k]));
   __syncthreads();
-  // The block's column sums (a warp per chunk, conflict-free): chunks below 2^32 each, so BLOCK of
-  // them fit an int64.
-  const int lane = tid & 31, warp = tid >> 5;
-  for (int c = warp; c < kChunks; c += BLOCK / 32) {
+  // The block's column sums (a thread per chunk, each starting at its own offset in the column, so
+  // a warp's loads fall in different banks): chunks below 2^33 each, so BLOCK of them fit an int64.
+  for (int c = tid; c < kChunks; c += BLOCK) {
+    const long long* colc = all + c * BLOCK;
     long long v = 0;
-#pragma unroll
-    for (int k = 0; k < BLOCK / 32; ++k) v += all[c * BLOCK + 32 * k + lane];
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-    if (lane == 0) s_acc[c] = v;
+#pragma unroll 16
+    for (int k = 0; k < BLOCK; ++k) v += colc[(k + c) & (BLOCK - 1)];
+    s_acc[c] = v;
   }
   __syncthreads();
 
-  if (p.bpr > 1) {
-    long long* const racc = p.part_l + row * kWords;
-    const bool drop = RK_FAULT_IS(ExactDropBlock) && part == p.bpr - 1;  // planted: the last block's partial is lost
-    for (int i = tid; i < kWords; i += BLOCK)
-      if (s_acc[i] && !drop) atomicAdd(reinterpret_cast<unsigned long long*>(racc + i), static_cast<unsigned long long>(s_acc[i]));
-    __threadfence();
-    __syncthreads();
-    if (tid == 0) is_last = arrive_last(p.counters + (p.rows == 1 ? 0 : row), static_cast<unsigned>(p.bpr));
-    __syncthreads();
-    if (!is_last) return;
-    for (int i = tid; i < kWords; i += BLOCK) s_acc[i] = __ldcg(racc + i);
-    __syncthreads();
-    if (tid == 0) p.counters[p.rows == 1 ? 0 : row] = 0;  // ready for the next launch
-  }
+  if (p.bpr > 1 && !gather_row<kWords, BLOCK>(p, row, part, s_acc, &is_last)) return;
   // The row's exact sum is sum_c s_acc[c] * 2^(32c - 1074): into the limbs, then one rounding.
   for (int c = tid; c < kChunks; c += BLOCK)
-    if (s_acc[c]) count_to_limbs(s_acc[c], 32 * c - 1074, s_limbs);
+    if (s_acc[c]) count_to_limbs(s_acc[c], 32 * c - 1074, kFmt, s_limbs);
   __syncthreads();
   if (tid != 0) return;
   auto* limbs = reinterpret_cast<int64_t*>(s_limbs);
   const int64_t spc[exact::kSpecials] = {s_acc[kChunks], s_acc[kChunks + 1], s_acc[kChunks + 2]};
+  if (p.words) {
+    exact::to_universal(limbs, kFmt, spc, static_cast<int64_t*>(p.out) + row * exact::kExactWords);
+    return;
+  }
+  const uint64_t bits = exact::round_limbs(limbs, kFmt.limbs, kFmt.base, spc, p.o);
+  switch (exact::spec(p.o).bits) {
+    case 16: static_cast<uint16_t*>(p.out)[row] = static_cast<uint16_t>(bits); break;
+    case 32: static_cast<uint32_t*>(p.out)[row] = static_cast<uint32_t>(bits); break;
+    default: static_cast<uint64_t*>(p.out)[row] = bits; break;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The float16 path of long rows: the checked path's HalfRun, whose runs end as integers.
+//
+// Why it exists: float16's float64 runs (HalfRun, above) cost the same whatever the values, but the
+// checked path ends them in checked float64 sums merged across threads, warps and blocks, which
+// spill into the limbs on gradient-like and cancelling data and read every block's partial in the
+// last one: 1.2x `auto` at 2^26 and 1.4x at 2^24 (NOTES.md, issue 22). Every float16 is a multiple
+// of 2^-24, so a run becomes an exact int64 count of 2^-24 units (below 2^53), a thread's and a
+// block's counts are int64 sums (below 2^62 for at most kMaxBlockValues values a block), and the
+// blocks add them, split into a low 32-bit word and the rest, into the row's words with global
+// atomics, as the binned path does. The last block rounds once: from one float64 when the count is
+// below 2^53 (exact), else through the limbs. inf and NaN are counted as HalfRun counts them.
+namespace half {
+constexpr int kWords = 2 + exact::kSpecials;                // the count's low 32 bits and the rest; NaN/+inf/-inf
+constexpr int64_t kMaxBlockValues = int64_t(1) << 22;      // x 2^40 units a value: a block's count below 2^62
+constexpr Format kFmt = exact::kHalfFmt;
+}  // namespace half
+
+template <int BLOCK, int UNROLL>
+__global__ void __launch_bounds__(BLOCK) half_kernel(const __half* __restrict__ x, ExactParams p) {
+  using namespace half;
+  __shared__ long long s_acc[kWords];  // the block's, then the row's, count words and special counts
+  __shared__ long long s_limbs[kFmt.limbs];
+  __shared__ long long s_warp[BLOCK / 32];
+  __shared__ bool is_last;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  for (int i = tid; i < kWords; i += BLOCK) s_acc[i] = 0;
+  for (int i = tid; i < kFmt.limbs; i += BLOCK) s_limbs[i] = 0;
+
+  const int64_t row = blockIdx.x / p.bpr;
+  const int part = static_cast<int>(blockIdx.x % p.bpr);
+  grid_dependency_wait();
+  const __half* xr = x + row * p.len;
+  const VecSplit<__half> sp(xr, p.len);
+  const uint4* __restrict__ body = reinterpret_cast<const uint4*>(xr + sp.head);
+  constexpr int64_t kStep = static_cast<int64_t>(BLOCK) * UNROLL;
+  const int64_t sweep = static_cast<int64_t>(p.bpr) * kStep;
+  const int64_t gtid = static_cast<int64_t>(part) * BLOCK + tid;
+  HalfRunT<true> acc;
+  binned::FlagSink none;  // a count flush has no sink
+  for_sweeps<BLOCK, UNROLL>(
+      body, sp.nvec, part * kStep + tid, sweep,
+      [&](uint4 (&r)[UNROLL]) {
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) acc.add_vec(r[u], kFmt, none);
+      },
+      [&](const uint4& v) { acc.add_vec(v, kFmt, none); });
+  if (gtid < sp.head) acc.add_bits(__half_as_ushort(xr[gtid]), kFmt, none);
+  if (gtid < sp.tail) acc.add_bits(__half_as_ushort(xr[p.len - sp.tail + gtid]), kFmt, none);
+  allow_dependent_launch();
+  acc.flush(kFmt, none);
+
+  // The block's count: int64 sums (no value is lost or rounded), then its two words.
+  long long u = acc.units;
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) u += __shfl_xor_sync(0xffffffffu, u, off);
+  if (lane == 0) s_warp[warp] = u;
+  const int sp3[exact::kSpecials] = {acc.nan, acc.pinf, acc.ninf};  // exact::AccHalf's order: NaN, +inf, -inf
+#pragma unroll
+  for (int k = 0; k < exact::kSpecials; ++k)
+    if (sp3[k]) atomicAdd(reinterpret_cast<unsigned long long*>(s_acc + 2 + k), static_cast<unsigned long long>(sp3[k]));
+  __syncthreads();
+  if (tid == 0) {
+    long long t = 0;
+#pragma unroll
+    for (int w = 0; w < BLOCK / 32; ++w) t += s_warp[w];
+    s_acc[0] = t & 0xffffffffll;
+    s_acc[1] = t >> 32;  // arithmetic: the count is s_acc[1] * 2^32 + s_acc[0]
+  }
+  __syncthreads();
+  if (p.bpr > 1 && !gather_row<kWords, BLOCK>(p, row, part, s_acc, &is_last)) return;
+  if (tid != 0) return;
+
+  // The row's exact sum is (s_acc[1] * 2^32 + s_acc[0]) * 2^-24, or a special.
+  const int64_t spc[exact::kSpecials] = {s_acc[2], s_acc[3], s_acc[4]};
+  const long long lo = s_acc[0], hi = s_acc[1];  // lo: a sum of 32-bit words, below 2^52; |hi| below 2^41
+  if (!p.words && !(spc[0] | spc[1] | spc[2]) && hi > -(1ll << 20) && hi < (1ll << 20)) {
+    exact::Acc1 a;  // |count| < 2^52 + 2^52: one float64, exact
+    a.s = static_cast<double>((hi << 32) + lo) * 0x1p-24;
+    if (round_pair(a, p.o, p.out, row)) return;
+  }
+  count_to_limbs(lo, -24, kFmt, s_limbs);
+  count_to_limbs(hi, 8, kFmt, s_limbs);
+  auto* limbs = reinterpret_cast<int64_t*>(s_limbs);
   if (p.words) {
     exact::to_universal(limbs, kFmt, spc, static_cast<int64_t*>(p.out) + row * exact::kExactWords);
     return;
@@ -856,19 +1076,21 @@ __global__ void exact_round_kernel(const int64_t* __restrict__ w, int64_t rows, 
 #define RK_EXACT_CONFIGS(X) X(256, 4) X(512, 2) X(128, 4) X(256, 2) X(64, 4)
 
 template <class In>
-inline constexpr bool kBinnable = std::is_same_v<In, float> || std::is_same_v<In, __nv_bfloat16> || std::is_same_v<In, double>;
+inline constexpr bool kBinnable =
+    std::is_same_v<In, float> || std::is_same_v<In, __nv_bfloat16> || std::is_same_v<In, double> || std::is_same_v<In, __half>;
 
 // The kernel of a path (false: the checked float64 sums, true: the bins) and its dynamic shared
 // memory; the attribute is raised once where it is over the default 48 KiB.
 template <class In, int BLOCK, int UNROLL, bool BINNED>
 auto kernel_of() {
   if constexpr (BINNED && std::is_same_v<In, double>) return chunked_kernel<BLOCK, UNROLL>;
+  else if constexpr (BINNED && std::is_same_v<In, __half>) return half_kernel<BLOCK, UNROLL>;
   else if constexpr (BINNED) return binned_kernel<In, BLOCK, UNROLL>;
   else return exact_kernel<In, BLOCK, UNROLL>;
 }
 template <class In, int BLOCK, int UNROLL, bool BINNED>
 size_t smem_of() {
-  if constexpr (BINNED) {
+  if constexpr (BINNED && !std::is_same_v<In, __half>) {  // float16's path keeps registers only
     static const size_t v = [] {
       size_t b;
       if constexpr (std::is_same_v<In, double>) b = chunked::smem_bytes<BLOCK>();
@@ -882,10 +1104,11 @@ size_t smem_of() {
   }
 }
 
-// The row accumulators' int64 words of the binned (or chunked) path.
+// The row accumulators' int64 words of the binned (chunked, float16) path.
 template <class In>
 constexpr int words_of() {
   if constexpr (std::is_same_v<In, double>) return chunked::kWords;
+  else if constexpr (std::is_same_v<In, __half>) return half::kWords;
   else return binned::Layout<In>::kWords;
 }
 
@@ -908,17 +1131,33 @@ int plan_bpr(const ExactArgs& a) {
   const int64_t needed = std::max<int64_t>(1, ceil_div(vecs, static_cast<int64_t>(BLOCK) * UNROLL));
   const int64_t per_row = std::max<int64_t>(1, wave / a.rows);
   int64_t bpr = a.tuning.exact_bpr > 0 ? a.tuning.exact_bpr : std::min<int64_t>({needed, per_row, 1 << 20});
-  if constexpr (BINNED && !std::is_same_v<In, double>)
-    bpr = std::max<int64_t>(bpr, ceil_div(a.len, binned::Layout<In>::kMaxBlockValues));  // exactness, not speed
+  if constexpr (RK_FAULT_IS(ExactBinCap)) {  // planted: no cap
+  } else if constexpr (BINNED && std::is_same_v<In, __half>) {  // exactness, not speed
+    bpr = std::max<int64_t>(bpr, ceil_div(a.len, half::kMaxBlockValues));
+  } else if constexpr (BINNED && !std::is_same_v<In, double>) {
+    using Lay = binned::Layout<In>;
+    bpr = std::max<int64_t>(bpr, ceil_div(a.len, Lay::kMaxBlockValues));
+    // A thread takes at most `iters` sweeps of UNROLL vectors, and one value of the head and one of
+    // the tail: at most kMaxThreadValues values in its bins.
+    constexpr int64_t iters = (Lay::kMaxThreadValues - 2) / (UNROLL * (16 / static_cast<int64_t>(sizeof(In))));
+    static_assert(iters >= 1, "a thread's bins take a whole sweep");
+    bpr = std::max<int64_t>(bpr, ceil_div(ceil_div(vecs, static_cast<int64_t>(BLOCK) * UNROLL), iters));
+  }
   return static_cast<int>(bpr);
 }
+
+// A single row of the binned (or chunked) path adds into the stream's accumulator words and takes
+// the stream's counter (both zero between launches: the last block zeroes them), so it needs no
+// memset and is one launch, which programmatic dependent launch may overlap with the previous one.
+inline bool stream_words(const ExactArgs& a) { return a.rows == 1 && a.acc && a.counter; }
 
 template <class In, int BLOCK, int UNROLL, bool BINNED>
 size_t workspace(const ExactArgs& a) {
   const int64_t bpr = plan_bpr<In, BLOCK, UNROLL, BINNED>(a);
   if (bpr == 1) return 0;
   if constexpr (BINNED) {
-    return align256(a.rows * words_of<In>() * 8 + a.rows * 4);  // the rows' accumulators, then their tickets
+    if (stream_words(a)) return 0;
+    return align256(a.rows * words_of<In>() * kAccCopies * 8 + a.rows * 4);  // the rows' accumulators, then their tickets
   } else {
     const int64_t blocks = a.rows * bpr;
     const int L = ExactTraits<In>::kFmt.limbs;
@@ -939,14 +1178,22 @@ cudaError_t run(const ExactArgs& a) {
   if (p.bpr > 1) {
     const int64_t blocks = a.rows * p.bpr;
     char* w = static_cast<char*>(a.workspace);
-    if (!w) return cudaErrorInvalidValue;
-    if constexpr (BINNED) {  // the rows' accumulators and tickets, zeroed by one memset
+    if constexpr (BINNED) {  // the rows' accumulators and tickets: the stream's, or zeroed by one memset
       constexpr int kWords = words_of<In>();
+      if (stream_words(a)) {
+        p.part_l = a.acc;
+        p.counters = a.counter;
+        return launch_maybe_pdl_smem(kernel_of<In, BLOCK, UNROLL, BINNED>(), dim3(static_cast<unsigned>(p.bpr)), dim3(BLOCK),
+                                     smem_of<In, BLOCK, UNROLL, BINNED>(), a.stream, a.pdl && a.cc >= 90,
+                                     static_cast<const In*>(a.in), p);
+      }
+      if (!w) return cudaErrorInvalidValue;
       p.part_l = reinterpret_cast<long long*>(w);
-      p.counters = reinterpret_cast<unsigned*>(w + a.rows * kWords * 8);
-      if (const cudaError_t e = cudaMemsetAsync(w, 0, a.rows * (kWords * 8 + 4), a.stream); e != cudaSuccess) return e;
+      p.counters = reinterpret_cast<unsigned*>(w + a.rows * kWords * kAccCopies * 8);
+      if (const cudaError_t e = cudaMemsetAsync(w, 0, a.rows * (kWords * kAccCopies * 8 + 4), a.stream); e != cudaSuccess) return e;
       memset_used = true;
     } else {
+      if (!w) return cudaErrorInvalidValue;
       const int L = ExactTraits<In>::kFmt.limbs;
       p.part_d = reinterpret_cast<double*>(w);
       w += align256(blocks * 16);
@@ -970,10 +1217,11 @@ cudaError_t run(const ExactArgs& a) {
                                static_cast<const In*>(a.in), p);
 }
 
-// f(block, unroll, In{}, binned) with compile-time constants: the binned path for float32 and
-// bfloat16 rows of kExactBinnedMinValues to kMaxRowValues values (its compiled configurations:
-// RK_BINNED_CONFIGS, which a forced configuration takes at any length), the checked float64 sums
-// for the other dtypes, shorter and longer rows, and the other forced configurations.
+// f(block, unroll, In{}, binned) with compile-time constants: the value-independent path of the
+// dtype (binned, chunked, float16's counts) for rows of exact_binned_min_values to kMaxRowValues
+// values (its compiled configurations: RK_BINNED_CONFIGS, which a forced configuration takes at
+// any length), the checked float64 sums for shorter and longer rows and the other forced
+// configurations.
 #define RK_BINNED_CONFIGS(X) X(128, 4) X(64, 4)
 template <class F>
 cudaError_t with_config(const ExactArgs& a, F&& f) {
@@ -982,7 +1230,7 @@ cudaError_t with_config(const ExactArgs& a, F&& f) {
   auto go = [&](auto t) -> cudaError_t {
     using In = typename decltype(t)::In;
     if constexpr (kBinnable<In>) {
-      if (a.len <= binned::kMaxRowValues && (forced || a.len >= kExactBinnedMinValues)) {
+      if (a.len <= binned::kMaxRowValues && (forced || a.len >= exact_binned_min_values(sizeof(In)))) {
         const int bb = forced ? block : kExactBinnedBlock, bu = forced ? unroll : kExactBinnedUnroll;
 #define RK_BINNED_CASE(B, U) \
         if (bb == B && bu == U) return f(std::integral_constant<int, B>{}, std::integral_constant<int, U>{}, In{}, std::true_type{});
@@ -1038,6 +1286,20 @@ cudaError_t exact_launch(const ExactArgs& a) {
   return with_config(a, [&](auto B, auto U, auto in, auto binned) {
     return run<decltype(in), decltype(B)::value, decltype(U)::value, decltype(binned)::value>(a);
   });
+}
+
+long long* exact_stream_acc(int device, int slot) {
+  constexpr int kDevices = 64;
+  if (device < 0 || device >= kDevices || slot < 0 || slot >= kExactAccSlots) return nullptr;
+  static std::atomic<long long*> bases[kDevices];  // looked up once per device (the caller's device is current)
+  long long* b = bases[device].load(std::memory_order_acquire);
+  if (!b) {
+    void* p = nullptr;
+    if (cudaGetSymbolAddress(&p, g_exact_acc) != cudaSuccess) return nullptr;
+    b = static_cast<long long*>(p);
+    bases[device].store(b, std::memory_order_release);
+  }
+  return b + static_cast<int64_t>(slot) * kExactAccWords;
 }
 
 cudaError_t exact_round_launch(const int64_t* words, int64_t rows, void* out, exact::OutFmt o, cudaStream_t stream) {

@@ -288,13 +288,18 @@ size_t single_pass_workspace(ReduceArgs& a) {
   return align256(g * 8);
 }
 
-unsigned int* stream_counter(int device, cudaStream_t s) {
-  if (device < 0 || device >= kMaxDevices) return nullptr;
-  const int slot = counter_slot(device, s);
-  if (slot < 0) return nullptr;
+int stream_slot(int device, cudaStream_t s) {
+  if (device < 0 || device >= kMaxDevices) return -1;
+  return counter_slot(device, s);
+}
+
+unsigned int* stream_counter_at(int device, int slot) {
+  if (device < 0 || device >= kMaxDevices || slot < 0) return nullptr;
   const SymbolBases& b = symbol_bases(device);
   return b.counters ? b.counters + slot : nullptr;
 }
+
+unsigned int* stream_counter(int device, cudaStream_t s) { return stream_counter_at(device, stream_slot(device, s)); }
 
 cudaError_t single_pass_launch(const ReduceArgs& a) {
   const int block = a.block > 0 ? a.block : kConfigs[0].block;

@@ -5,7 +5,8 @@
 #   STAGES="build test sanitize faults"  bash benchmarks/device_run.sh
 # Stages: build, test (whole suite but perf), sanitize (memcheck, racecheck, synccheck and
 # initcheck on a subset), sanitize_ops (the same on the operators' tests), sanitize_engine (the
-# same on the engine's realigned loads, packed columns and float16 exact), ncu (Nsight Compute on
+# same on the engine's realigned loads, packed columns and float16 exact), sanitize_exact (the same
+# on exact's value-independent paths, forced onto short rows), ncu (Nsight Compute on
 # benchmarks/ncu_ops.py cases: NCU_CASES, NCU_KERNEL), faults
 # (benchmarks/faults.py), corpus (tests/corpus.py: record and compare the bits corpus), fault_patches (benchmarks/fault_patches.py, PATCHES_ARGS), tune,
 # tune_ops (benchmarks/tune_ops.py), quick (benchmark --quick), bench (full sweep into
@@ -113,6 +114,10 @@ if has sanitize; then
   sanitize_suite dims test_dims.py "cuda and (rows_accuracy or columns_accuracy or general_dims_accuracy or rows_equal_columns) and not 131077 and not 65539"
   log "compute-sanitizer: method=exact (rows, shard words, rounding edges, spills of wide data)"
   sanitize_suite exact test_exact.py "cuda and (test_dims or partial_format or rounding_edges or (correctly_rounded and not large))"
+fi
+if has sanitize_exact; then
+  log "compute-sanitizer: method=exact's value-independent paths (binned, chunked, float16 counts) forced onto short rows"
+  sanitize_suite exact_paths test_exact.py "value_independent_paths_small"
 fi
 if has sanitize_ops; then
   log "compute-sanitizer: the operators (rows with one and several lanes per thread, shared-memory trees, columns, finishes)"

@@ -4,10 +4,12 @@ The oracle is exact_ref: the exact rational sum (integer arithmetic) rounded onc
 dtype. Correct rounding implies the bitwise equalities tested here: CPU against CUDA, every
 compiled CUDA configuration and grid, any permutation, and any split into shards combined
 through exact_partial / exact_round. Planted faults exact_drop_carry, exact_truncate and
-exact_spill_low (benchmarks/results/h200/faults.md), on the chunked path (float64) exact_chunk_shift
-and exact_no_carry (test_chunked_path_worst_case), on float16 exact_half_field and
-exact_half_special, and on the binned path (float32 and bfloat16) exact_bin_shift,
-exact_no_recount and exact_drop_block, must fail these tests.
+exact_spill_low (benchmarks/results/h200/faults.md), on the chunked path (float64) exact_chunk_shift,
+exact_no_carry (test_chunked_path_worst_case) and exact_chunk_special, on float16 exact_half_field
+and exact_half_special, on the binned path (float32 and bfloat16) exact_bin_shift, exact_no_recount
+and exact_drop_block, and on all the value-independent paths exact_bin_cap
+(test_value_caps_worst_case) and exact_keep_words (test_stream_words_graph_and_streams), must fail
+these tests.
 """
 import math
 
@@ -119,7 +121,7 @@ def test_permutation_and_shards(device, dtype):
             assert same_bits(reducekit.exact_round(mixed, dtype), whole.cpu())
 
 
-BINNED_DTYPES = [torch.float32, torch.bfloat16, torch.float64]  # float64: the chunked path
+BINNED_DTYPES = [torch.float32, torch.bfloat16, torch.float64, torch.float16]  # float64: the chunked path; float16: its counts
 
 
 @pytest.mark.cuda
@@ -127,8 +129,9 @@ BINNED_DTYPES = [torch.float32, torch.bfloat16, torch.float64]  # float64: the c
 @pytest.mark.parametrize("family", FAMILIES)
 def test_binned_path(family, dtype):
     """float32 and bfloat16 rows of 2^22 values and more take the binned path, float64 rows the
-    chunked one (csrc/cuda/engine/exact.cu): every data family correctly rounded and equal to the
-    CPU's bits, as one row and as rows over dims."""
+    chunked one, float16 rows the integer counts of their float64 runs (csrc/cuda/engine/exact.cu):
+    every data family correctly rounded and equal to the CPU's bits, as one row (the stream's
+    accumulator words) and as rows over dims (a memset workspace)."""
     n = 2**22 + 5
     x = data(family, n, dtype, "binned")
     r = check(x, "cuda")
@@ -202,6 +205,66 @@ def test_every_config_and_grid(dtype):
         finally:
             reducekit._C._exact_config(0, 0, 0)
         assert same_value(want.item(), correctly_rounded(x))
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_value_independent_paths_small(dtype):
+    """The value-independent paths (binned, chunked, float16 counts) forced onto short rows with
+    heads and tails (a misaligned view), one to a few blocks per row and the rule's grid, with
+    their stream words (one row) and a memset workspace (two rows): the CPU's bits, sums and
+    exact_partial's words. Small enough for compute-sanitizer (device_run.sh sanitize_exact)."""
+    paths = [c for c in reducekit._C._exact_configs() if c in ((128, 4), (64, 4))]
+    assert paths, reducekit._C._exact_configs()
+    try:
+        for family in ("wide", "normal", "cancel"):
+            x = data(family, 70001, dtype, "small paths")
+            for view in (x[1:], x[:33]):
+                want = reducekit.sum(view, method="exact")
+                words = reducekit.exact_partial(view)
+                rows = torch.stack([view, view.flip(0)])
+                want_rows = reducekit.sum(rows, 1, method="exact")
+                for block, unroll in paths:
+                    for bpr in (1, 3, 0):
+                        reducekit._C._exact_config(block, unroll, bpr)
+                        got = reducekit.sum(view.cuda(), method="exact").cpu()
+                        assert same_bits(got, want), (family, view.numel(), block, bpr, got.item(), want.item())
+                        assert torch.equal(reducekit.exact_partial(view.cuda()).cpu(), words), (family, block, bpr)
+                        assert same_bits(reducekit.sum(rows.cuda(), 1, method="exact").cpu(), want_rows), (family, block, bpr)
+    finally:
+        reducekit._C._exact_config(0, 0, 0)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_value_caps_worst_case(dtype):
+    """The grid's caps on the values a thread (bfloat16's float32 bins: 2^13) or a block (float16's
+    int64 counts: 2^22) may take. bfloat16: the largest and the smallest significand of one bin,
+    interleaved, so that a thread's bin passes 2^24 units with odd partial sums once it holds more
+    than 2^13 of them; float16: 65504 over and over, a block's count past 2^63 beyond 2^22 values.
+    Forced to one block per row (and the rule's grid), every compiled configuration must still
+    give the correctly rounded sum: the caps raise the grid."""
+    if dtype == torch.bfloat16:
+        n = 2**21 + 7
+        x = torch.full((n,), 31.875, dtype=dtype)  # 1.1111111b x 2^4: the top of its bin (exponents 128..131)
+        x[1::2] = 2.015625  # 1.0000001b x 2^1: the bottom of the same bin
+        out = dtype
+    else:
+        n = 2**23 + 2**21
+        x = torch.full((n,), 65504.0, dtype=dtype)
+        x[::3] = 65472.0
+        out = torch.float32  # the float16 sum overflows to inf; float32 shows every bit
+    want = correctly_rounded(x, out)
+    xc = x.cuda()
+    try:
+        for block, unroll in reducekit._C._exact_configs():
+            for bpr in (1, 0):
+                reducekit._C._exact_config(block, unroll, bpr)
+                for sign in (1, -1):
+                    got = reducekit.sum(sign * xc, method="exact", dtype=out).item()
+                    assert same_value(got, sign * want), (block, unroll, bpr, sign, got, want)
+    finally:
+        reducekit._C._exact_config(0, 0, 0)
 
 
 @pytest.mark.cuda
@@ -327,6 +390,38 @@ def test_registry_records_exact():
     m = reducekit.method("exact")
     assert m.devices == ("cpu", "cuda") and m.deterministic == "yes"
     assert "correctly rounded" in m.idea
+
+
+@pytest.mark.skipif(not CUDA, reason="needs CUDA")
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_stream_words_graph_and_streams(dtype):
+    """The value-independent paths (rows of 2^22 values and more) add into their stream's
+    accumulator words, which the last block zeroes for the next launch: calls one after another on
+    one stream, a CUDA graph replayed over new data (the graph keeps the words of its capture), and
+    calls on a side stream and on the default stream in between all give the CPU's bits."""
+    n = 2**22 + 9
+    xs = [data(f, n, dtype, "stream words") for f in ("wide", "normal", "cancel")]
+    want = [reducekit.sum(x, method="exact") for x in xs]
+    x = xs[0].cuda()
+    for k in (0, 1, 2, 1, 0):  # one stream: each call starts from zeroed words
+        assert same_bits(reducekit.sum(xs[k].cuda(), method="exact").cpu(), want[k]), k
+    g = torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        reducekit.sum(x, method="exact")
+        with torch.cuda.graph(g):
+            out = reducekit.sum(x, method="exact")
+    for k in (1, 2, 0, 2):
+        x.copy_(xs[k].cuda())
+        g.replay()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            side = reducekit.sum(x, method="exact")
+        plain = reducekit.sum(x, method="exact")
+        torch.cuda.synchronize()
+        assert same_bits(out.cpu(), want[k]), ("graph", k)
+        assert same_bits(side.cpu(), want[k]) and same_bits(plain.cpu(), want[k]), ("streams", k)
 
 
 @pytest.mark.skipif(not CUDA, reason="needs CUDA")

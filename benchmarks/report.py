@@ -486,12 +486,13 @@ def distributed_block(res: dict | None, path: str) -> str:
 # method="exact" by data family with CUB's RFA in the same run, and misaligned rows (issues 22 and
 # 21), on the H200 (the same runs on an H100: benchmarks/results/h100/).
 EXACT_FAMILIES = "benchmarks/results/h200/exact_families/results_exact_families.json"
-# float64 after its chunked path (a later run of the same benchmark, float64 only): its rows replace
-# the first file's float64 rows in the README's table.
-EXACT_FAMILIES_F64 = "benchmarks/results/h200/exact_families_float64_chunked/results_exact_families.json"
+# The same benchmark before issue 22's part 4 (session 38), for the README's "before" column: the
+# run of all dtypes, its float64 rows replaced by the chunked path's later run and its float16 rows
+# by HalfRun's (issue 22, parts 2 and 3).
+EXACT_FAMILIES_BEFORE = ["benchmarks/results/h200/exact_families_before_s38/results_exact_families.json",
+                         "benchmarks/results/h200/exact_families_float64_chunked/results_exact_families.json",
+                         "benchmarks/results/h200/exact_families_float16_halfrun/results_exact_families.json"]
 MISALIGNED = "benchmarks/results/h200/misaligned/results_misaligned.json"
-# float16 after HalfRun (issue 22, part 3): its rows replace the first file's float16 rows too.
-EXACT_FAMILIES_F16 = "benchmarks/results/h200/exact_families_float16_halfrun/results_exact_families.json"
 # The random-shape sweep (issue 21): the current GPU run, the same draw before the columns change,
 # and the CPU's.
 SWEEP = "benchmarks/results/h200/sweep/sweep_cuda.json"
@@ -501,46 +502,95 @@ SWEEP_CPU = "benchmarks/results/cpu/sweep_cpu.json"
 SWEEP_CPU_BEFORE = "benchmarks/results/cpu/sweep_cpu_322fe67/sweep_cpu.json"
 
 
-def exact_families_block(run: dict | None, path: str, later: list | None = None) -> str:
+def _merge_runs(runs: list) -> dict | None:
+    """The first run, each later run's rows replacing the earlier rows of the same dtype."""
+    runs = [r for r in runs if r is not None]
+    if not runs:
+        return None
+    run = runs[0]
+    for lr in runs[1:]:
+        redone = {r["dtype"] for r in lr["rows"]}
+        run = {**run, "rows": [r for r in run["rows"] if r["dtype"] not in redone] + lr["rows"]}
+    return run
+
+
+def _worst_by_group(run: dict) -> dict:
+    """(dtype, n) -> the largest exact / key ratio over the families, graph (eager), and its family,
+    for key auto and rfa."""
+    groups: dict = {}
+    for r in run["rows"]:
+        groups.setdefault((r["dtype"], r["n"]), []).append(r)
+    out = {}
+    for g, rs in groups.items():
+        for key in ("auto", "rfa"):
+            best = max(rs, key=lambda r: r["graph_us"]["exact"] / r["graph_us"][key] if key in r["graph_us"] else 0)
+            if key not in best["graph_us"]:
+                out[g, key] = None
+            else:
+                out[g, key] = (best["graph_us"]["exact"] / best["graph_us"][key], best["eager_us"]["exact"] / best["eager_us"][key],
+                               best["data"])
+        out[g, "bits"] = all(r["cpu_bits_equal"] for r in rs)
+    return out
+
+
+def exact_families_block(run: dict | None, path: str, before: list | None = None) -> str:
     """Per dtype and size, the worst family's exact / auto and the worst exact / RFA, from the
-    family benchmark's JSON (every row is in the .md beside it); each later run's rows, a list of
-    (run, path), replace the earlier rows of the same dtype."""
+    family benchmark's JSON (every row is in the .md beside it), beside the worst exact / auto of an
+    earlier run: `before`, a list of (run, path) merged by _merge_runs."""
     if run is None:
         return f"(no result file yet: `{path}`)"
     from reducekit.bench import exact_families as ef
-    later = [(lr, lp) for lr, lp in (later or []) if lr is not None]
-    for lr, _ in later:
-        redone = {r["dtype"] for r in lr["rows"]}
-        run = {**run, "rows": [r for r in run["rows"] if r["dtype"] not in redone] + lr["rows"]}
+    before = [(br, bp) for br, bp in (before or []) if br is not None]
+    old = _merge_runs([br for br, _ in before])
+    old_worst = _worst_by_group(old) if old else {}
     env = run["env"]
     lines = [para(f"{env.get('gpu', '?')}, {env.get('date', '?')}, torch {env.get('torch', '?')}; read ceiling "
                   f"{env['read_ceiling']['gbps'] / 1e3:.2f} TB/s. Per dtype and size, over the {len(ef.FAMILIES)} families "
                   f"({', '.join(ef.FAMILIES)}): the largest exact / auto and exact / RFA (CUB's reproducible sum, same process), "
                   f"graph (eager), and the family where it is largest. Every row: `{path[:-5]}.md`; generated from `{path}`"
-                  + "".join(f", with the {', '.join(sorted({r['dtype'] for r in lr['rows']}))} rows from a later run of "
-                            f"{lr['env'].get('date', '?')} on {lr['env'].get('gpu', '?')}: `{lp}`" for lr, lp in later)
-                  + "."), "",
-             "| dtype | N | path | exact / auto, worst | family | exact / RFA, worst | family | CUDA bits = CPU bits |",
-             "|---|---|---|---:|---|---:|---|---|"]
-    groups: dict = {}
-    for r in run["rows"]:
-        groups.setdefault((r["dtype"], r["n"]), []).append(r)
-    for (dt, n), rs in groups.items():
-        def worst(key):
-            best = max(rs, key=lambda r: r["graph_us"]["exact"] / r["graph_us"][key] if key in r["graph_us"] else 0)
-            if key not in best["graph_us"]:
-                return "—", "—"
-            return (f"{best['graph_us']['exact'] / best['graph_us'][key]:.2f} "
-                    f"({best['eager_us']['exact'] / best['eager_us'][key]:.2f})", best["data"])
-        a, af = worst("auto")
-        f, ff = worst("rfa")
-        path_name = {"float32": "binned", "bfloat16": "binned", "float64": "chunked", "float16": "float64 run"}[dt]
-        lines.append(f"| {dt} | 2^{int(math.log2(n))} | {path_name} | {a} | {af} | {f} | {ff} | "
-                     f"{'all equal' if all(r['cpu_bits_equal'] for r in rs) else 'DIFFER'} |")
+                  + (f". Before: the same benchmark's largest exact / auto (graph) before this code, from "
+                     + ", ".join(f"`{bp}` ({br['env'].get('date', '?')})" for br, bp in before) + " (later files' dtypes replace earlier ones')"
+                     if before else "") + "."), "",
+             "| dtype | N | path | exact / auto, worst | family | before | exact / RFA, worst | family | CUDA bits = CPU bits |",
+             "|---|---|---|---:|---|---:|---:|---|---|"]
+    worst = _worst_by_group(run)
+    for g in sorted({g for g, _ in worst}, key=lambda g: (["float32", "bfloat16", "float16", "float64"].index(g[0]), g[1])):
+        dt, n = g
+        a, f = worst[g, "auto"], worst[g, "rfa"]
+        o = old_worst.get((g, "auto"))
+        path_name = {"float32": "binned", "bfloat16": "binned", "float64": "chunked", "float16": "counted runs"}[dt]
+        lines.append(f"| {dt} | 2^{int(math.log2(n))} | {path_name} | {a[0]:.2f} ({a[1]:.2f}) | {a[2]} | "
+                     f"{f'{o[0]:.2f}' if o else '—'} | "
+                     + (f"{f[0]:.2f} ({f[1]:.2f}) | {f[2]}" if f else "— | —")
+                     + f" | {'all equal' if worst[g, 'bits'] else 'DIFFER'} |")
     dec = ef.decision(run)
     w = dec["worst"]
-    met = sum(t["met"] for t in ef.targets(run))
-    lines += ["", para(f"Targets met: {met} of {len(ef.targets(run))}. Decision (item 4): float32 exact costs up to "
+    tg = ef.targets(run)
+    met = sum(t["met"] for t in tg)
+
+    def groups_where(pred, each):
+        """'dtype 2^k' of the (dtype, n) groups whose targets matching pred all meet (each=True) or not."""
+        seen: dict = {}
+        for t in tg:
+            if pred(t["target"]):
+                seen[t["dtype"], t["n"]] = seen.get((t["dtype"], t["n"]), True) and t["met"]
+        return [f"{dt} 2^{int(math.log2(n))}" for (dt, n), ok in seen.items() if ok == each]
+
+    fam = lambda name: (lambda k: k.startswith(name) and "small" not in k and "over dim" not in k)  # noqa: E731
+    rfa_missed = groups_where(fam("exact / CUB RFA"), False)
+    auto_met = groups_where(fam("exact / auto"), True)
+    small = [t for t in tg if "small" in t["target"]]
+    small_missed = [f"{t['dtype']} 2^{int(math.log2(t['n']))}" for t in small if not t["met"]]
+    dims = [t for t in tg if "over dim" in t["target"]]
+    lines += ["", para(
+        "Targets, every family, graph and eager: faster than RFA "
+        + ("everywhere" if not rfa_missed else f"except {', '.join(rfa_missed)}")
+        + "; exact / auto within the issue's limit (1.25 at 2^24, 1.10 above) "
+        + (f"in {', '.join(auto_met)} only" if auto_met else "nowhere")
+        + f". Eager calls of 2^10 to 2^20 values at or below torch.sum: {len(small) - len(small_missed)} of {len(small)}"
+        + (f" (missed: {', '.join(small_missed)})" if small_missed else "")
+        + f". Rows and columns over dims within 1.15x auto: {sum(t['met'] for t in dims)} of {len(dims)}.")]
+    lines += ["", para(f"Targets met: {met} of {len(tg)}. Decision (item 4): float32 exact costs up to "
                        f"{w['ratio']:.2f}x auto ({w['data']}, 2^{int(math.log2(w['n']))}, {w['mode']}), above 1.03, so `auto` "
                        f"stays as it is.")]
     return "\n".join(lines)
@@ -605,8 +655,7 @@ def blocks(root: str = ROOT) -> dict[str, str]:
         "special": special_block(root),
         "patches": patches_block([(p, load(p)) for p in PATCH_RUNS]),
         "distributed": distributed_block(load(DIST_WORLD2), DIST_WORLD2),
-        "exact_families": exact_families_block(load(EXACT_FAMILIES), EXACT_FAMILIES,
-                                               [(load(EXACT_FAMILIES_F64), EXACT_FAMILIES_F64), (load(EXACT_FAMILIES_F16), EXACT_FAMILIES_F16)]),
+        "exact_families": exact_families_block(load(EXACT_FAMILIES), EXACT_FAMILIES, [(load(p), p) for p in EXACT_FAMILIES_BEFORE]),
         "sweep": sweep_block(load(SWEEP), load(SWEEP_BEFORE), load(SWEEP_CPU), load(SWEEP_CPU_BEFORE), load(SWEEP_LATER)),
         "misaligned": misaligned_block(load(MISALIGNED), MISALIGNED),
     }

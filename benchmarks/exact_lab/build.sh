@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# method="exact"'s lab (NOTES.md, issue 22 part 4): a standalone program that includes
+# csrc/cuda/engine/exact.cu and times its default path for a dtype, size and data family beside a
+# plain read of the same bytes, and checks its bits against the checked path of the same build.
+# Compiles in about 20 s here (no torch, no extension build), so that a kernel change costs one
+# short device call:
+#   bash benchmarks/exact_lab/build.sh [OLD_REV]   # bin/lab_new (working tree), bin/lab_old (OLD_REV's exact.cu, default HEAD)
+#   (device) bash benchmarks/exact_lab/run.sh      # carry benchmarks/exact_lab/bin; LAB_BINS, LAB_ARGS, NCU_RUNS, LAB_TAG
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+OUT=benchmarks/exact_lab/bin
+mkdir -p "$OUT"
+NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+F="-Icsrc -D__CUDA_NO_HALF_OPERATORS__ -D__CUDA_NO_HALF_CONVERSIONS__ -D__CUDA_NO_BFLOAT16_CONVERSIONS__ -D__CUDA_NO_HALF2_OPERATORS__ --expt-relaxed-constexpr -O3 -gencode=arch=compute_90a,code=sm_90a -std=c++17 -lineinfo"
+# The old build compiles against its own revision's csrc (its headers may differ).
+rm -rf "$OUT/old" && mkdir -p "$OUT/old" && git archive "${1:-HEAD}" csrc | tar -x -C "$OUT/old"
+"$NVCC" $F -DEXACT_CU='"cuda/engine/exact.cu"' -DNEWAPI benchmarks/exact_lab/lab.cu -o "$OUT/lab_new" &
+"$NVCC" ${F/-Icsrc/-I$OUT/old/csrc} -DEXACT_CU='"cuda/engine/exact.cu"' \
+  $(grep -q "long long\* acc" "$OUT/old/csrc/cuda/launchers.h" && echo -DNEWAPI) benchmarks/exact_lab/lab.cu -o "$OUT/lab_old" &
+wait
+ls -la "$OUT"/lab_new "$OUT"/lab_old

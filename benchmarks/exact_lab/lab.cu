@@ -1,0 +1,175 @@
+// method="exact"'s lab (benchmarks/exact_lab/build.sh builds it, run.sh runs it on the device):
+// times exact's default path for a row (value-independent or checked, as the rule picks; LAB_FORCE:
+// the value-independent one at any size) against a plain read of the same bytes, per dtype, size
+// and data family, with events around each call (inputs rotated over at least 512 MiB, medians),
+// and checks its bits against the checked path of the same build (configuration 256 x 4) on every
+// input. Not the benchmark of record (bench_exact_families.py is: against auto and RFA, graph and
+// eager): a quick A/B of two builds of exact.cu, NOTES.md issue 22 part 4.
+//   lab DTYPES LOG2S FAMILIES REPS     e.g. lab f32,bf16 24,26,28 0,1,2,3,4 20
+// NEWAPI: the build's ExactArgs has the stream's accumulator words (`acc`).
+#include EXACT_CU
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(1); } } while (0)
+
+__device__ __forceinline__ uint64_t mix(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+__device__ __forceinline__ double unif(uint64_t r) { return (r >> 11) * 0x1p-53; }
+
+template <class T> __device__ T from_double(double v);
+template <> __device__ float from_double<float>(double v) { return static_cast<float>(v); }
+template <> __device__ double from_double<double>(double v) { return v; }
+template <> __device__ __half from_double<__half>(double v) { return __float2half_rn(static_cast<float>(v)); }
+template <> __device__ __nv_bfloat16 from_double<__nv_bfloat16>(double v) { return __float2bfloat16_rn(static_cast<float>(v)); }
+
+template <class T> __device__ T wide_bits(uint64_t r);
+template <> __device__ float wide_bits<float>(uint64_t r) {
+  uint32_t e = (r >> 40) % 255;
+  return __uint_as_float(((r >> 63) << 31) | (e << 23) | (r & 0x7fffff));
+}
+template <> __device__ double wide_bits<double>(uint64_t r) {
+  uint64_t e = (r >> 52) % 2047;
+  uint64_t r2 = mix(r);
+  return __longlong_as_double(((r2 >> 63) << 63) | (e << 52) | (r2 & ((1ull << 52) - 1)));
+}
+template <> __device__ __half wide_bits<__half>(uint64_t r) {
+  uint16_t e = (r >> 40) % 31;
+  return __ushort_as_half(static_cast<uint16_t>(((r >> 63) << 15) | (e << 10) | (r & 0x3ff)));
+}
+template <> __device__ __nv_bfloat16 wide_bits<__nv_bfloat16>(uint64_t r) {
+  uint16_t e = (r >> 40) % 255;
+  return __ushort_as_bfloat16(static_cast<uint16_t>(((r >> 63) << 15) | (e << 7) | (r & 0x7f)));
+}
+
+template <class T>
+__global__ void gen(T* x, int64_t n, int fam, uint64_t seed) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    const uint64_t r = mix(seed * 0x100000001b3ull + i);
+    const uint64_t r2 = mix(r);
+    double v;
+    const double big = sizeof(T) == 2 && std::is_same_v<T, __half> ? 3e4 : 1e30;
+    switch (fam) {
+      case 0: v = 0.5 + (unif(r) + unif(r2) + unif(mix(r2)) - 1.5) * 2.0; break;            // normal-ish, mean 0.5
+      case 1: v = ((r >> 63) ? -1 : 1) * pow(10.0, -8.0 + 11.0 * unif(r2)); break;           // gradient
+      case 2: x[i] = wide_bits<T>(r); continue;                                               // wide
+      case 3: {                                                                                // cancel
+        const uint64_t rp = mix(seed * 77 + (i >> 1));
+        v = (i & 1) ? -big * (1 + unif(rp)) : big * (1 + unif(rp));
+        if ((i & 15) == 5) v = unif(r2) - 0.25;
+        break;
+      }
+      default: v = (i % 4096 == 17) ? __longlong_as_double(0x7ff8000000000000ll) : unif(r) + 0.1; break;  // nan_spread
+    }
+    x[i] = from_double<T>(v);
+  }
+}
+
+__global__ void read_kernel(const uint4* __restrict__ v, int64_t nvec, unsigned* sink) {
+  unsigned acc = 0;
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  for (; i + 3 * stride < nvec; i += 4 * stride) {
+    uint4 a = __ldg(v + i), b = __ldg(v + i + stride), c = __ldg(v + i + 2 * stride), d = __ldg(v + i + 3 * stride);
+    acc ^= a.x + b.y + c.z + d.w + a.w + b.x + c.y + d.z;
+  }
+  for (; i < nvec; i += stride) { uint4 a = __ldg(v + i); acc ^= a.x + a.w; }
+  if (acc == 0x12345678u) *sink = acc;
+}
+
+static double median(std::vector<float> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
+
+struct DT { const char* name; rk::DType dt; int bytes; rk::exact::OutFmt o; };
+
+template <class T>
+void run_case(const DT& d, int lg, const std::vector<int>& fams, int reps, int sms) {
+  const int64_t n = int64_t(1) << lg;
+  const size_t bytes = n * sizeof(T);
+  const int nbuf = std::max<int>(2, (int)((512ull << 20) / bytes));
+  std::vector<T*> bufs(nbuf);
+  for (auto& b : bufs) CK(cudaMalloc(&b, bytes + 64));
+  unsigned* sink; CK(cudaMalloc(&sink, 4));
+  uint64_t* outs; CK(cudaMalloc(&outs, 8 * 2 * nbuf));
+  unsigned* counter; CK(cudaMalloc(&counter, 4)); CK(cudaMemset(counter, 0, 4));
+  long long* acc; CK(cudaMalloc(&acc, 8 * 4096)); CK(cudaMemset(acc, 0, 8 * 4096));
+  cudaStream_t st; CK(cudaStreamCreate(&st));
+  cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+  auto args = [&](int k, bool ref) {
+    rk::ExactArgs a;
+    a.in = bufs[k]; a.rows = 1; a.len = n; a.dtype = d.dt; a.out = outs + 2 * k + (ref ? 1 : 0); a.out_fmt = d.o;
+    a.stream = st; a.num_sms = sms; a.cc = 90; a.pdl = false;
+#ifdef NEWAPI
+    a.counter = counter; a.acc = acc;
+#endif
+    if (ref) { a.tuning.exact_block = 256; a.tuning.exact_unroll = 4; }
+    else if (getenv("LAB_FORCE")) { a.tuning.exact_block = 128; a.tuning.exact_unroll = 4; }
+    return a;
+  };
+  void* ws = nullptr; size_t wsb = 0;
+  for (int ref = 0; ref < 2; ++ref) wsb = std::max(wsb, rk::exact_workspace(args(0, ref)));
+  if (wsb) CK(cudaMalloc(&ws, wsb));
+  for (int fam : fams) {
+    for (int k = 0; k < nbuf; ++k) gen<T><<<sms * 8, 256, 0, st>>>(bufs[k], n, fam, 1000 * fam + k + 1);
+    CK(cudaStreamSynchronize(st));
+    // bits: default path vs the checked path
+    int mism = 0;
+    for (int k = 0; k < nbuf; ++k) {
+      for (int ref = 0; ref < 2; ++ref) { auto a = args(k, ref); a.workspace = ws; CK(rk::exact_launch(a)); }
+    }
+    CK(cudaStreamSynchronize(st));
+    std::vector<uint64_t> h(2 * nbuf);
+    CK(cudaMemcpy(h.data(), outs, 16 * nbuf, cudaMemcpyDeviceToHost));
+    for (int k = 0; k < nbuf; ++k) mism += h[2 * k] != h[2 * k + 1];
+    std::vector<float> tr, te;
+    for (int r = 0; r < reps + 3; ++r) {
+      const int k = r % nbuf;
+      float ms;
+      CK(cudaEventRecord(e0, st));
+      read_kernel<<<sms * 8, 256, 0, st>>>(reinterpret_cast<const uint4*>(bufs[k]), bytes / 16, sink);
+      CK(cudaEventRecord(e1, st)); CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1));
+      if (r >= 3) tr.push_back(ms);
+      const int k2 = (r + 1) % nbuf;
+      auto a = args(k2, false); a.workspace = ws;
+      CK(cudaEventRecord(e0, st));
+      CK(rk::exact_launch(a));
+      CK(cudaEventRecord(e1, st)); CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1));
+      if (r >= 3) te.push_back(ms);
+    }
+    const double rm = median(tr) * 1e3, em = median(te) * 1e3;
+    printf("%-8s 2^%d fam%d  read %8.1f us  exact %8.1f us  ratio %5.2f  %5.1f%%ceil  mismatch %d/%d  bits %016llx\n", d.name, lg, fam, rm, em,
+           em / rm, 100.0 * bytes / (em * 1e-6) / 4.6e12, mism, nbuf, (unsigned long long)h[0]);
+    fflush(stdout);
+  }
+  for (auto b : bufs) cudaFree(b);
+  cudaFree(sink); cudaFree(outs); cudaFree(counter); cudaFree(acc); if (ws) cudaFree(ws);
+  cudaStreamDestroy(st);
+}
+
+int main(int argc, char** argv) {
+  // lab DTYPES LOG2S FAMS REPS   e.g.  lab f32,bf16 24,26,28 0,1,2,3,4 20
+  std::string dts = argc > 1 ? argv[1] : "f32,bf16,f64,f16";
+  std::string lgs = argc > 2 ? argv[2] : "24,26,28";
+  std::string fs = argc > 3 ? argv[3] : "0,1,2,3,4";
+  int reps = argc > 4 ? atoi(argv[4]) : 20;
+  auto split = [](const std::string& s) { std::vector<std::string> r; size_t p = 0; while (p <= s.size()) { size_t q = s.find(',', p); if (q == std::string::npos) q = s.size(); r.push_back(s.substr(p, q - p)); p = q + 1; } return r; };
+  std::vector<int> fams; for (auto& f : split(fs)) fams.push_back(atoi(f.c_str()));
+  int sms; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  cudaDeviceProp prop; CK(cudaGetDeviceProperties(&prop, 0));
+  printf("# %s, %d SMs\n", prop.name, sms);
+  for (auto& ds : split(dts)) for (auto& ls : split(lgs)) {
+    const int lg = atoi(ls.c_str());
+    if (ds == "f32") run_case<float>({"float32", rk::DType::Float32, 4, rk::exact::OutFmt::Single}, lg, fams, reps, sms);
+    if (ds == "bf16") run_case<__nv_bfloat16>({"bfloat16", rk::DType::BFloat16, 2, rk::exact::OutFmt::BFloat16}, lg, fams, reps, sms);
+    if (ds == "f16") run_case<__half>({"float16", rk::DType::Float16, 2, rk::exact::OutFmt::Half}, lg, fams, reps, sms);
+    if (ds == "f64") run_case<double>({"float64", rk::DType::Float64, 8, rk::exact::OutFmt::Double}, lg, fams, reps, sms);
+  }
+  return 0;
+}

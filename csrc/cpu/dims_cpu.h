@@ -17,6 +17,10 @@ namespace rk {
 void cpu_dims_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner, const void* in, DType in_dtype,
                    DType acc_dtype, void* out, DType out_dtype);
 
+// Whether the CPU's AVX2 build of the hot loops runs (AVX2, FMA and F16C present, and
+// REDUCEKIT_CPU_ISA is not "baseline"): read once per process.
+bool cpu_avx2();
+
 // The whole-tensor CPU sum (dim=None) of n values: written as int64 for bool and integers, as the
 // input dtype for floats (float32 accumulates in float64, 16-bit floats in float32).
 void cpu_full_sum(const void* in, int64_t n, DType dtype, void* out);

@@ -18,6 +18,10 @@
 #include <type_traits>
 #include <vector>
 
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
+
 namespace rk {
 
 // The types the two backends share (engine/op_impl.h's TypesOf), pinned to literal types here and
@@ -111,6 +115,197 @@ typename Op::Acc lane(const In* x, int64_t s, int cnt, int64_t i0, const red::Pa
 // Whole lanes reduced together by a non-batched operator (kJoint chains of G dependent operations).
 constexpr int64_t kJoint = 8;
 
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define RK_OPS_AVX2_LANES 1
+// AVX2 and F16C only (no FMA: nothing here may contract a product into an add).
+#define RK_OPS_AVX2 __attribute__((target("avx2,f16c")))
+
+// The AVX2 build of the joint lanes (lanes() below), for the map-reduce operators of float32,
+// float64, bfloat16 and float16 rows with a sum, max or min and the identity, |v| or v^2 map: mean, amax, amin and
+// vector_norm's 1, 2, inf and -inf (the operators' rows at 0.15-0.3x torch on this machine's
+// sweep, NOTES.md issue 21). kJoint lanes of G values are loaded as rows and transposed in
+// registers, so that vector k holds value k of every lane: each lane still takes its values in
+// index order, one vector operation doing the same addition or comparison in all of them, so the
+// bits are the scalar loop's (the CPU corpus pins them). The max and min keep the scalar rule: a
+// NaN makes the result NaN, else the larger (smaller) value, ties kept (+0 and -0 too).
+namespace vec {
+template <class Op, class = void>
+struct Form {
+  static constexpr bool kOk = false;
+};
+template <class Op>
+struct Form<Op, std::void_t<typename Op::MapOf>> {
+  using M = typename Op::Monoid;
+  using Map = typename Op::MapOf;
+  using T = typename Op::T;
+  using A = typename Op::Acc;
+  static constexpr bool kOk = (std::is_same_v<M, red::SumM> || std::is_same_v<M, red::MaxM> || std::is_same_v<M, red::MinM>) &&
+                              (std::is_same_v<Map, red::MapId> || std::is_same_v<Map, red::MapAbs> || std::is_same_v<Map, red::MapSq>) &&
+                              std::is_same_v<T, A> && std::is_floating_point_v<A>;
+};
+template <class In, class Op>
+inline constexpr bool kVecLanes = (std::is_same_v<In, float> || std::is_same_v<In, double> || kHalfLike<In>) && Form<Op>::kOk &&
+                                  sizeof(typename Op::T) >= sizeof(In);
+
+// 8 bfloat16 or float16 values at p as float32 (exact: a bfloat16 is the top half of its float32).
+RK_OPS_AVX2 inline __m256 load8(const c10::BFloat16* p) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 16));
+}
+RK_OPS_AVX2 inline __m256 load8(const c10::Half* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+
+RK_OPS_AVX2 inline __m256 vmap(__m256 v, red::MapId) { return v; }
+RK_OPS_AVX2 inline __m256 vmap(__m256 v, red::MapAbs) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
+RK_OPS_AVX2 inline __m256 vmap(__m256 v, red::MapSq) { return _mm256_mul_ps(v, v); }
+RK_OPS_AVX2 inline __m256d vmap(__m256d v, red::MapId) { return v; }
+RK_OPS_AVX2 inline __m256d vmap(__m256d v, red::MapAbs) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), v); }
+RK_OPS_AVX2 inline __m256d vmap(__m256d v, red::MapSq) { return _mm256_mul_pd(v, v); }
+RK_OPS_AVX2 inline __m256 vcombine(__m256 a, __m256 b, red::SumM) { return _mm256_add_ps(a, b); }
+RK_OPS_AVX2 inline __m256d vcombine(__m256d a, __m256d b, red::SumM) { return _mm256_add_pd(a, b); }
+// is_nan(a) ? a : (is_nan(b) ? b : (b > a ? b : a)), and the same with b < a for the min, up to which
+// NaN: x86's max(b, a) is b > a ? b : a, a when either is NaN or on ties (+0 and -0 included), and
+// a NaN b is then taken. Which NaN a result holds does not matter: every float result that is NaN
+// leaves as the one quiet NaN (out_cvt).
+RK_OPS_AVX2 inline __m256 vcombine(__m256 a, __m256 b, red::MaxM) { return _mm256_blendv_ps(_mm256_max_ps(b, a), b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q)); }
+RK_OPS_AVX2 inline __m256d vcombine(__m256d a, __m256d b, red::MaxM) { return _mm256_blendv_pd(_mm256_max_pd(b, a), b, _mm256_cmp_pd(b, b, _CMP_UNORD_Q)); }
+RK_OPS_AVX2 inline __m256 vcombine(__m256 a, __m256 b, red::MinM) { return _mm256_blendv_ps(_mm256_min_ps(b, a), b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q)); }
+RK_OPS_AVX2 inline __m256d vcombine(__m256d a, __m256d b, red::MinM) { return _mm256_blendv_pd(_mm256_min_pd(b, a), b, _mm256_cmp_pd(b, b, _CMP_UNORD_Q)); }
+
+// r[j] (8 floats of row j) -> r[k] (value k of rows 0..7).
+RK_OPS_AVX2 inline void transpose8(__m256 r[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+  r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+  r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+  r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+  r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+// r[j] (4 doubles of row j) -> r[k] (value k of rows 0..3).
+RK_OPS_AVX2 inline void transpose4(__m256d r[4]) {
+  const __m256d t0 = _mm256_unpacklo_pd(r[0], r[1]), t1 = _mm256_unpackhi_pd(r[0], r[1]);
+  const __m256d t2 = _mm256_unpacklo_pd(r[2], r[3]), t3 = _mm256_unpackhi_pd(r[2], r[3]);
+  r[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+  r[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+  r[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+  r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+}
+
+// NB blocks of kJoint whole lanes at b (NB * kJoint lanes of G values) into out[NB * kJoint]: the
+// blocks' chains are independent, so their latencies overlap (one block alone waits on its max's
+// compare-and-blend chain, about 8 cycles a step).
+template <int NB, class In, class Op>
+RK_OPS_AVX2 inline void blocks(const In* b, typename Op::Acc* out) {
+  constexpr int64_t G = 64 / sizeof(In);
+  using A = typename Op::Acc;
+  using F = Form<Op>;
+  const typename F::M mon{};
+  const typename F::Map map{};
+  if constexpr (kHalfLike<In>) {  // 16-bit values, float32 accumulators: 32 values a lane
+    static_assert(std::is_same_v<A, float>, "16-bit values reduce in float32");
+    __m256 acc[NB];
+    for (int q = 0; q < NB; ++q) acc[q] = _mm256_set1_ps(F::M::template identity<float>());
+    for (int h = 0; h < 4; ++h) {
+      __m256 r[NB][8];
+      for (int q = 0; q < NB; ++q) {
+        for (int j = 0; j < 8; ++j) r[q][j] = load8(b + (q * 8 + j) * G + 8 * h);
+        transpose8(r[q]);
+      }
+      for (int k = 0; k < 8; ++k)
+        for (int q = 0; q < NB; ++q) acc[q] = vcombine(acc[q], vmap(r[q][k], map), mon);
+      if (RK_FAULT_IS(CpuOpsJointHalf) && h == 1) break;  // planted: each lane's second half not entered
+    }
+    for (int q = 0; q < NB; ++q) _mm256_store_ps(out + 8 * q, acc[q]);
+  } else if constexpr (std::is_same_v<A, float>) {  // float32 values, float32 accumulators: 16 values a lane
+    __m256 acc[NB];
+    for (int q = 0; q < NB; ++q) acc[q] = _mm256_set1_ps(F::M::template identity<float>());
+    for (int h = 0; h < 2; ++h) {
+      __m256 r[NB][8];
+      for (int q = 0; q < NB; ++q) {
+        for (int j = 0; j < 8; ++j) r[q][j] = _mm256_loadu_ps(reinterpret_cast<const float*>(b) + (q * 8 + j) * G + 8 * h);
+        transpose8(r[q]);
+      }
+      for (int k = 0; k < 8; ++k)
+        for (int q = 0; q < NB; ++q) acc[q] = vcombine(acc[q], vmap(r[q][k], map), mon);
+      if (RK_FAULT_IS(CpuOpsJointHalf)) break;  // planted: each lane's second half not entered
+    }
+    for (int q = 0; q < NB; ++q) _mm256_store_ps(out + 8 * q, acc[q]);
+  } else if constexpr (std::is_same_v<In, float>) {  // float32 values, float64 accumulators
+    __m256d lo[NB], hi[NB];
+    for (int q = 0; q < NB; ++q) lo[q] = hi[q] = _mm256_set1_pd(F::M::template identity<double>());
+    for (int h = 0; h < 2; ++h) {
+      __m256 r[NB][8];
+      for (int q = 0; q < NB; ++q) {
+        for (int j = 0; j < 8; ++j) r[q][j] = _mm256_loadu_ps(reinterpret_cast<const float*>(b) + (q * 8 + j) * G + 8 * h);
+        transpose8(r[q]);
+      }
+      for (int k = 0; k < 8; ++k)
+        for (int q = 0; q < NB; ++q) {
+          lo[q] = vcombine(lo[q], vmap(_mm256_cvtps_pd(_mm256_castps256_ps128(r[q][k])), map), mon);
+          hi[q] = vcombine(hi[q], vmap(_mm256_cvtps_pd(_mm256_extractf128_ps(r[q][k], 1)), map), mon);
+        }
+      if (RK_FAULT_IS(CpuOpsJointHalf)) break;  // planted
+    }
+    for (int q = 0; q < NB; ++q) {
+      _mm256_storeu_pd(out + 8 * q, lo[q]);
+      _mm256_storeu_pd(out + 8 * q + 4, hi[q]);
+    }
+  } else {  // float64: 8 values a lane, lanes 0-3 and 4-7 of a block in two vectors
+    __m256d lo[NB], hi[NB];
+    for (int q = 0; q < NB; ++q) lo[q] = hi[q] = _mm256_set1_pd(F::M::template identity<double>());
+    for (int h = 0; h < 2; ++h) {  // values 4h .. 4h + 3
+      __m256d a[NB][4], c[NB][4];
+      for (int q = 0; q < NB; ++q) {
+        for (int j = 0; j < 4; ++j) {
+          a[q][j] = _mm256_loadu_pd(reinterpret_cast<const double*>(b) + (q * 8 + j) * G + 4 * h);
+          c[q][j] = _mm256_loadu_pd(reinterpret_cast<const double*>(b) + (q * 8 + j + 4) * G + 4 * h);
+        }
+        transpose4(a[q]);
+        transpose4(c[q]);
+      }
+      for (int k = 0; k < 4; ++k)
+        for (int q = 0; q < NB; ++q) {
+          lo[q] = vcombine(lo[q], vmap(a[q][k], map), mon);
+          hi[q] = vcombine(hi[q], vmap(c[q][k], map), mon);
+        }
+      if (RK_FAULT_IS(CpuOpsJointHalf)) break;  // planted
+    }
+    for (int q = 0; q < NB; ++q) {
+      _mm256_storeu_pd(out + 8 * q, lo[q]);
+      _mm256_storeu_pd(out + 8 * q + 4, hi[q]);
+    }
+  }
+}
+
+// Blocks of kJoint whole lanes of a contiguous run, from lane l while a block ends by lane l1 and by
+// value n, two blocks at a time where there are two: each lane's result pushed into st in lane
+// order. Returns the first lane not done.
+template <class In, class Op>
+RK_OPS_AVX2 int64_t joint_lanes(const In* x, int64_t n, int64_t l, int64_t l1, TreeStack<Op>& st) {
+  static_assert(kJoint == 8, "two vectors of four doubles, or one of eight floats, hold a block's lanes");
+  constexpr int64_t G = 64 / sizeof(In);
+  alignas(32) typename Op::Acc out[2 * kJoint];
+  for (; l + 2 * kJoint <= l1 && (l + 2 * kJoint) * G <= n; l += 2 * kJoint) {
+    blocks<2, In, Op>(x + l * G, out);
+    for (int64_t j = 0; j < 2 * kJoint; ++j) st.push(out[j]);
+  }
+  for (; l + kJoint <= l1 && (l + kJoint) * G <= n; l += kJoint) {
+    blocks<1, In, Op>(x + l * G, out);
+    for (int64_t j = 0; j < kJoint; ++j) st.push(out[j]);
+  }
+  return l;
+}
+}  // namespace vec
+#endif
+
 // Lanes [l0, l1) of a run of n values at x (stride s) into a stack. A non-batched operator on a
 // contiguous run takes kJoint whole lanes at once, value k of each lane after value k - 1 of the
 // same lane: the same order per lane, so the same bits, but kJoint independent chains, whose
@@ -123,6 +318,11 @@ void lanes(const In* x, int64_t s, int64_t n, int64_t l0, int64_t l1, TreeStack<
   if constexpr (!Op::kBatched) {
     using T = typename Op::T;
     if (s == 1) {
+#if RK_OPS_AVX2_LANES
+      if constexpr (vec::kVecLanes<In, Op>) {
+        if (cpu_avx2()) l = vec::joint_lanes<In, Op>(x, n, l, l1, st);
+      }
+#endif
       for (; l + kJoint <= l1 && (l + kJoint) * G <= n; l += kJoint) {
         typename Op::Acc acc[kJoint];
         for (int64_t j = 0; j < kJoint; ++j) acc[j] = Op::identity();

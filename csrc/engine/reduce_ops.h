@@ -254,6 +254,7 @@ struct MapReduce {
   using T = T_;
   using Acc = A;
   using Monoid = M;
+  using MapOf = Map;  // the CPU's vector rows loop reads the map and monoid (cpu/reduce_cpu.cpp)
   static constexpr bool kBatched = false;
   static constexpr int kOutputs = 1;
   RK_HD static Acc identity() { return M::template identity<A>(); }

@@ -499,7 +499,7 @@ SWEEP = "benchmarks/results/h200/sweep/sweep_cuda.json"
 SWEEP_BEFORE = "benchmarks/results/h200/sweep_a31b004/sweep_cuda.json"
 SWEEP_LATER = "benchmarks/results/h100/sweep/sweep_cuda.json"  # later code, measured only on an H100
 SWEEP_CPU = "benchmarks/results/cpu/sweep_cpu.json"
-SWEEP_CPU_BEFORE = "benchmarks/results/cpu/sweep_cpu_322fe67/sweep_cpu.json"
+SWEEP_CPU_BEFORE = "benchmarks/results/cpu/sweep_cpu_before_s38/sweep_cpu.json"  # before the operators' vector rows (session 38)
 
 
 def _merge_runs(runs: list) -> dict | None:

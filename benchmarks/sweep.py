@@ -205,7 +205,7 @@ def summary_block(cur: dict, cur_path: str, base: dict | None = None, base_path:
         crows = [r for r in cpu["rows"] if "ratio" in r]
         lines += ["", f"CPU ({cpu['threads']} threads, {cpu['date']}, cases capped at {cpu['cpu_max_mib']:g} MiB): {len(crows)} cases, "
                       f"{head(crows, 'ratio')} (`{cpu_path}`)"
-                  + (f"; the same draw before the operators' rows loop took 8 lanes at once ({cpu_base['date']}): "
+                  + (f"; the same draw before the operators' rows took vector code (AVX2, transposed lanes) ({cpu_base['date']}): "
                      f"{head([r for r in cpu_base['rows'] if 'ratio' in r], 'ratio')} (`{cpu_base_path}`)" if cpu_base else "") + "."]
     return "\n".join(lines)
 

@@ -200,8 +200,7 @@ RK_OPS_AVX2 inline void transpose4(__m256d r[4]) {
 }
 
 // NB blocks of kJoint whole lanes at b (NB * kJoint lanes of G values) into out[NB * kJoint]: the
-// blocks' chains are independent, so their latencies overlap (one block alone waits on its max's
-// compare-and-blend chain, about 8 cycles a step).
+// blocks' chains of dependent steps are independent, so their latencies can overlap.
 template <int NB, class In, class Op>
 RK_OPS_AVX2 inline void blocks(const In* b, typename Op::Acc* out) {
   constexpr int64_t G = 64 / sizeof(In);

@@ -300,20 +300,28 @@ for dt in ALL_DTYPES:
         for k, v in r.items():
             for i, t in enumerate(v if isinstance(v, tuple) else (v,)):
                 out[f"{dt} {shape} {dim} {k} {i}"] = hashlib.sha1(t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()).hexdigest()
-    if dt.is_floating_point:  # rows whose max is a tie of -0 and +0, with NaN, with infinities (the vector max's rules)
+    if dt.is_floating_point:  # the vector max's and min's rules: ties of -0 and +0 (either first), NaN, infinities
+        G = 64 // torch.empty((), dtype=dt).element_size()  # values a lane: the first lane decides a tie (left kept)
         g = torch.Generator().manual_seed(8)
-        x = -torch.randn(6, 4099, generator=g, dtype=torch.float64).abs() - 1
-        x[0, ::7] = -0.0
-        x[0, 3::7] = 0.0
-        x[1, 1000] = math.nan
-        x[2, 2000], x[2, 3000] = math.inf, -math.inf
-        x[3, ::2] = -0.0
-        x[4, 1::2] = 0.0
-        x[5, 4000], x[5, 4001] = math.nan, math.inf
-        x = x.to(dt)
-        for k, v in _all_ops(x, 1).items():
-            for i, t in enumerate(v if isinstance(v, tuple) else (v,)):
-                out[f"{dt} specials {k} {i}"] = hashlib.sha1(t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()).hexdigest()
+        x = -torch.randn(9, 4099, generator=g, dtype=torch.float64).abs() - 1
+        x[0, 0], x[0, 5] = -0.0, 0.0                   # a tie in lane 0: -0 met first
+        x[1, 0], x[1, 5] = 0.0, -0.0                   # mirrored
+        x[2, 9 * G + 1], x[2, 9 * G + 4] = -0.0, 0.0   # first met in the second block of 8 lanes
+        x[3, ::7] = -0.0
+        x[3, 3::7] = 0.0
+        x[4, 1000] = math.nan
+        x[5, 2000], x[5, 3000] = math.inf, -math.inf
+        x[6, ::2] = -0.0
+        x[7, 1::2] = 0.0
+        x[8, 4000], x[8, 4001] = math.nan, math.inf
+        for y, tag in ((x, "max"), (-x, "min")):  # -x: the same ties for the min
+            y = y.to(dt)
+            r = _all_ops(y, 1)
+            r["amin"] = reducekit.amin(y, 1)
+            r["norm-inf"] = reducekit.linalg.vector_norm(y, -math.inf, 1)
+            for k, v in r.items():
+                for i, t in enumerate(v if isinstance(v, tuple) else (v,)):
+                    out[f"{dt} specials {tag} {k} {i}"] = hashlib.sha1(t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()).hexdigest()
 print(json.dumps(out))
 """
 
@@ -331,7 +339,11 @@ def _isa_hashes(isa):
 
 def test_baseline_and_avx2_kernels_same_bits():
     """The plain C++ CPU kernels (REDUCEKIT_CPU_ISA=baseline) and the default (AVX2 where the CPU has
-    it) give the same bits for every op, dtype and shape here, in fresh processes."""
+    it) give the same bits for every op, dtype and shape here, in fresh processes; rows with ties of
+    -0 and +0 for the max and the min, NaN and infinities take the operators' vector rows."""
+    flags = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
+    if not all(f in flags.split() for f in ("avx2", "fma", "f16c")):
+        pytest.skip("no AVX2, FMA and F16C here: the two builds are one")
     base = _isa_hashes("baseline")
     default = _isa_hashes(None)
     assert base.keys() == default.keys()

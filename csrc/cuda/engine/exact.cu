@@ -705,7 +705,7 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
     }
   }
   // The block's column sums as counts of units (exact: a thread's bins are, and the block's
-  // float64 sums stay below 2^53 units). kBins / BLOCK threads per bin, each over kBins values,
+  // float64 sums stay below 2^53 units). BLOCK / kBins threads per bin, each over kBins values,
   // every thread's loads in flight at once; a thread starts at its own offset in the column, so a
   // warp's loads fall in 32 different banks. (A warp per bin, one load and a shuffle tree at a
   // time, was a chain of dependent steps at the end of every block.)
@@ -788,7 +788,7 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
 // superaccumulator (Neal's xsum, its 32-bit chunks): int64 chunks in shared memory, chunk c of unit
 // 2^(32c - 1074). A value's significand M (53 bits) shifted by its exponent's low 5 bits spans at
 // most 84 bits: its low 32 go into chunk c and the rest (below 2^52) into chunk c + 1, with the
-// value's sign. Per value: about 27 instructions, no branch, and two shared read-modify-writes,
+// value's sign. Per value: about 32 instructions, no branch, and two shared read-modify-writes,
 // whatever the value. A chunk below 2^33 takes 2040 such adds before it could overflow, so every
 // thread carries its chunks one step (back below 2^33) every kCarryValues values and at the end.
 // inf and NaN are counted in registers, one test per sweep of UNROLL vectors (exact counts:
@@ -803,8 +803,8 @@ template <int BLOCK>
 constexpr size_t smem_bytes() { return size_t(kChunks) * BLOCK * 8; }
 
 // Adds one finite float64 (its bits lo32, hi32) into the thread's chunks (col[c * BLOCK]), without
-// a branch: about 27 instructions (the first version, a 64-bit shift and a branch on inf/NaN per
-// value, took 45 and ran at 1.7-1.9x `auto`: NOTES.md, issue 22).
+// a branch: 32 instructions in the SASS (the first version, a 64-bit shift and a branch on inf/NaN
+// per value, took 45 and ran at 1.7-1.9x `auto`: NOTES.md, issue 22).
 template <int BLOCK>
 __device__ __forceinline__ void add_bits(long long* col, uint32_t lo32, uint32_t hi32) {
   const uint32_t e = (hi32 >> 20) & 0x7ff;

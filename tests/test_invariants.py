@@ -303,7 +303,7 @@ for dt in ALL_DTYPES:
     if dt.is_floating_point:  # the vector max's and min's rules: ties of -0 and +0 (either first), NaN, infinities
         G = 64 // torch.empty((), dtype=dt).element_size()  # values a lane: the first lane decides a tie (left kept)
         g = torch.Generator().manual_seed(8)
-        x = -torch.randn(9, 4099, generator=g, dtype=torch.float64).abs() - 1
+        x = -torch.randn(11, 4099, generator=g, dtype=torch.float64).abs() - 1
         x[0, 0], x[0, 5] = -0.0, 0.0                   # a tie in lane 0: -0 met first
         x[1, 0], x[1, 5] = 0.0, -0.0                   # mirrored
         x[2, 9 * G + 1], x[2, 9 * G + 4] = -0.0, 0.0   # first met in the second block of 8 lanes
@@ -314,6 +314,8 @@ for dt in ALL_DTYPES:
         x[6, ::2] = -0.0
         x[7, 1::2] = 0.0
         x[8, 4000], x[8, 4001] = math.nan, math.inf
+        x[9, 5], x[9, 37] = 0.0, -0.0                  # the tie 32 values apart: one position of a vertical max's vectors
+        x[10, 5], x[10, 37] = -0.0, 0.0
         for y, tag in ((x, "max"), (-x, "min")):  # -x: the same ties for the min
             y = y.to(dt)
             r = _all_ops(y, 1)

@@ -132,6 +132,7 @@ namespace vec {
 template <class Op, class = void>
 struct Form {
   static constexpr bool kOk = false;
+  static constexpr bool kMaxMin = false;
 };
 template <class Op>
 struct Form<Op, std::void_t<typename Op::MapOf>> {
@@ -142,6 +143,7 @@ struct Form<Op, std::void_t<typename Op::MapOf>> {
   static constexpr bool kOk = (std::is_same_v<M, red::SumM> || std::is_same_v<M, red::MaxM> || std::is_same_v<M, red::MinM>) &&
                               (std::is_same_v<Map, red::MapId> || std::is_same_v<Map, red::MapAbs> || std::is_same_v<Map, red::MapSq>) &&
                               std::is_same_v<T, A> && std::is_floating_point_v<A>;
+  static constexpr bool kMaxMin = kOk && (std::is_same_v<M, red::MaxM> || std::is_same_v<M, red::MinM>);
 };
 template <class In, class Op>
 inline constexpr bool kVecLanes = (std::is_same_v<In, float> || std::is_same_v<In, double> || kHalfLike<In>) && Form<Op>::kOk &&
@@ -302,6 +304,67 @@ RK_OPS_AVX2 int64_t joint_lanes(const In* x, int64_t n, int64_t l, int64_t l1, T
   }
   return l;
 }
+// The max (min) of a contiguous run's values [i0, i1), mapped by the identity or |v|: what the lanes
+// and their tree give, computed in any order. A max that keeps the held value on ties yields the
+// leftmost of the largest values whatever the lanes and the tree, and equal values have equal bits
+// but for +0 and -0 (and NaN, which leaves as the one canonical NaN: out_cvt). So the run is read
+// with vertical vector max (min) instructions, as torch reads it, NaN noted on the side, and only a
+// zero result looks for the first zero of the run, whose sign is the answer (the lanes' rows above
+// still did 24 shuffles a 64 values for this: amax rows at 0.35-0.45x torch).
+template <class In, class Op>
+inline constexpr bool kExtremum = (std::is_same_v<In, float> || std::is_same_v<In, double>) && Form<Op>::kMaxMin &&
+                                  std::is_same_v<typename Op::T, In>;
+
+template <class In, class Op>
+RK_OPS_AVX2 In extremum(const In* x, int64_t i0, int64_t i1) {
+  constexpr bool kMax = std::is_same_v<typename Form<Op>::M, red::MaxM>;
+  constexpr bool kAbs = std::is_same_v<typename Form<Op>::Map, red::MapAbs>;
+  const In kId = Form<Op>::M::template identity<In>();
+  constexpr int W = 32 / sizeof(In);  // values a vector
+  In m = kId;
+  bool nan = false;
+  int64_t i = i0;
+  if constexpr (std::is_same_v<In, float>) {
+    __m256 acc[4] = {_mm256_set1_ps(kId), _mm256_set1_ps(kId), _mm256_set1_ps(kId), _mm256_set1_ps(kId)};
+    __m256 nv = _mm256_setzero_ps();
+    for (; i + 4 * W <= i1; i += 4 * W)
+      for (int u = 0; u < 4; ++u) {
+        __m256 v = _mm256_loadu_ps(x + i + u * W);
+        if constexpr (kAbs) v = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
+        nv = _mm256_or_ps(nv, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+        acc[u] = kMax ? _mm256_max_ps(acc[u], v) : _mm256_min_ps(acc[u], v);
+      }
+    alignas(32) float part[4 * W];
+    for (int u = 0; u < 4; ++u) _mm256_store_ps(part + u * W, acc[u]);
+    for (float v : part) m = kMax ? (v > m ? v : m) : (v < m ? v : m);
+    nan = _mm256_movemask_ps(nv) != 0 && !RK_FAULT_IS(CpuOpsExtremumNan);  // planted: the vectors' NaN forgotten
+  } else {
+    __m256d acc[4] = {_mm256_set1_pd(kId), _mm256_set1_pd(kId), _mm256_set1_pd(kId), _mm256_set1_pd(kId)};
+    __m256d nv = _mm256_setzero_pd();
+    for (; i + 4 * W <= i1; i += 4 * W)
+      for (int u = 0; u < 4; ++u) {
+        __m256d v = _mm256_loadu_pd(x + i + u * W);
+        if constexpr (kAbs) v = _mm256_andnot_pd(_mm256_set1_pd(-0.0), v);
+        nv = _mm256_or_pd(nv, _mm256_cmp_pd(v, v, _CMP_UNORD_Q));
+        acc[u] = kMax ? _mm256_max_pd(acc[u], v) : _mm256_min_pd(acc[u], v);
+      }
+    alignas(32) double part[4 * W];
+    for (int u = 0; u < 4; ++u) _mm256_store_pd(part + u * W, acc[u]);
+    for (double v : part) m = kMax ? (v > m ? v : m) : (v < m ? v : m);
+    nan = _mm256_movemask_pd(nv) != 0 && !RK_FAULT_IS(CpuOpsExtremumNan);  // planted
+  }
+  for (; i < i1; ++i) {
+    const In v = kAbs ? std::fabs(x[i]) : x[i];
+    nan |= v != v;
+    m = kMax ? (v > m ? v : m) : (v < m ? v : m);
+  }
+  if (nan) return std::numeric_limits<In>::quiet_NaN();
+  if (!kAbs && m == In(0)) {  // +0 or -0: the first zero's
+    for (int64_t j = i0; j < i1; ++j)
+      if (x[j] == In(0)) return RK_FAULT_IS(CpuOpsExtremumZero) ? m : x[j];  // planted: the zero's sign not looked up
+  }
+  return m;
+}
 }  // namespace vec
 #endif
 
@@ -318,6 +381,12 @@ void lanes(const In* x, int64_t s, int64_t n, int64_t l0, int64_t l1, TreeStack<
     using T = typename Op::T;
     if (s == 1) {
 #if RK_OPS_AVX2_LANES
+      if constexpr (vec::kExtremum<In, Op>) {  // a max or min: one leaf for the whole run, any order
+        if (cpu_avx2()) {
+          st.push(vec::extremum<In, Op>(x, l0 * G, std::min(l1 * G, n)));
+          return;
+        }
+      }
       if constexpr (vec::kVecLanes<In, Op>) {
         if (cpu_avx2()) l = vec::joint_lanes<In, Op>(x, n, l, l1, st);
       }

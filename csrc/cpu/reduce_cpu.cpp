@@ -155,6 +155,24 @@ RK_OPS_AVX2 inline __m256 load8(const c10::BFloat16* p) {
 }
 RK_OPS_AVX2 inline __m256 load8(const c10::Half* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 
+RK_OPS_AVX2 inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+
+// One vector of float32 or float64: loads, broadcasts, NaN lanes, plain max/min, stores.
+template <class T>
+using Vec256 = std::conditional_t<std::is_same_v<T, float>, __m256, __m256d>;
+RK_OPS_AVX2 inline __m256 vload(const float* p) { return _mm256_loadu_ps(p); }
+RK_OPS_AVX2 inline __m256d vload(const double* p) { return _mm256_loadu_pd(p); }
+RK_OPS_AVX2 inline void vstore(float* p, __m256 v) { _mm256_store_ps(p, v); }
+RK_OPS_AVX2 inline void vstore(double* p, __m256d v) { _mm256_store_pd(p, v); }
+RK_OPS_AVX2 inline __m256 vset(float v) { return _mm256_set1_ps(v); }
+RK_OPS_AVX2 inline __m256d vset(double v) { return _mm256_set1_pd(v); }
+RK_OPS_AVX2 inline __m256 vnan_or(__m256 acc, __m256 v) { return _mm256_or_ps(acc, _mm256_cmp_ps(v, v, _CMP_UNORD_Q)); }
+RK_OPS_AVX2 inline __m256d vnan_or(__m256d acc, __m256d v) { return _mm256_or_pd(acc, _mm256_cmp_pd(v, v, _CMP_UNORD_Q)); }
+RK_OPS_AVX2 inline __m256 vmaxmin(__m256 a, __m256 b, bool max) { return max ? _mm256_max_ps(a, b) : _mm256_min_ps(a, b); }
+RK_OPS_AVX2 inline __m256d vmaxmin(__m256d a, __m256d b, bool max) { return max ? _mm256_max_pd(a, b) : _mm256_min_pd(a, b); }
+RK_OPS_AVX2 inline bool vany(__m256 v) { return _mm256_movemask_ps(v) != 0; }
+RK_OPS_AVX2 inline bool vany(__m256d v) { return _mm256_movemask_pd(v) != 0; }
+
 RK_OPS_AVX2 inline __m256 vmap(__m256 v, red::MapId) { return v; }
 RK_OPS_AVX2 inline __m256 vmap(__m256 v, red::MapAbs) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v); }
 RK_OPS_AVX2 inline __m256 vmap(__m256 v, red::MapSq) { return _mm256_mul_ps(v, v); }
@@ -210,11 +228,12 @@ RK_OPS_AVX2 inline void blocks(const In* b, typename Op::Acc* out) {
   using F = Form<Op>;
   const typename F::M mon{};
   const typename F::Map map{};
-  if constexpr (kHalfLike<In>) {  // 16-bit values, float32 accumulators: 32 values a lane
-    static_assert(std::is_same_v<A, float>, "16-bit values reduce in float32");
+  if constexpr (std::is_same_v<A, float>) {  // float32 accumulators: float32 (16 values a lane) or 16-bit values (32)
+    static_assert(std::is_same_v<In, float> || kHalfLike<In>, "float32 accumulators take float32 or 16-bit values");
+    constexpr int H = static_cast<int>(G / 8);  // vectors of 8 values a lane
     __m256 acc[NB];
     for (int q = 0; q < NB; ++q) acc[q] = _mm256_set1_ps(F::M::template identity<float>());
-    for (int h = 0; h < 4; ++h) {
+    for (int h = 0; h < H; ++h) {
       __m256 r[NB][8];
       for (int q = 0; q < NB; ++q) {
         for (int j = 0; j < 8; ++j) r[q][j] = load8(b + (q * 8 + j) * G + 8 * h);
@@ -222,21 +241,7 @@ RK_OPS_AVX2 inline void blocks(const In* b, typename Op::Acc* out) {
       }
       for (int k = 0; k < 8; ++k)
         for (int q = 0; q < NB; ++q) acc[q] = vcombine(acc[q], vmap(r[q][k], map), mon);
-      if (RK_FAULT_IS(CpuOpsJointHalf) && h == 1) break;  // planted: each lane's second half not entered
-    }
-    for (int q = 0; q < NB; ++q) _mm256_store_ps(out + 8 * q, acc[q]);
-  } else if constexpr (std::is_same_v<A, float>) {  // float32 values, float32 accumulators: 16 values a lane
-    __m256 acc[NB];
-    for (int q = 0; q < NB; ++q) acc[q] = _mm256_set1_ps(F::M::template identity<float>());
-    for (int h = 0; h < 2; ++h) {
-      __m256 r[NB][8];
-      for (int q = 0; q < NB; ++q) {
-        for (int j = 0; j < 8; ++j) r[q][j] = _mm256_loadu_ps(reinterpret_cast<const float*>(b) + (q * 8 + j) * G + 8 * h);
-        transpose8(r[q]);
-      }
-      for (int k = 0; k < 8; ++k)
-        for (int q = 0; q < NB; ++q) acc[q] = vcombine(acc[q], vmap(r[q][k], map), mon);
-      if (RK_FAULT_IS(CpuOpsJointHalf)) break;  // planted: each lane's second half not entered
+      if (RK_FAULT_IS(CpuOpsJointHalf) && h == H / 2 - 1) break;  // planted: each lane's second half not entered
     }
     for (int q = 0; q < NB; ++q) _mm256_store_ps(out + 8 * q, acc[q]);
   } else if constexpr (std::is_same_v<In, float>) {  // float32 values, float64 accumulators
@@ -319,39 +324,26 @@ template <class In, class Op>
 RK_OPS_AVX2 In extremum(const In* x, int64_t i0, int64_t i1) {
   constexpr bool kMax = std::is_same_v<typename Form<Op>::M, red::MaxM>;
   constexpr bool kAbs = std::is_same_v<typename Form<Op>::Map, red::MapAbs>;
+  static_assert(kAbs || std::is_same_v<typename Form<Op>::Map, red::MapId>, "the tail below maps by the identity or |v| only");
   const In kId = Form<Op>::M::template identity<In>();
   constexpr int W = 32 / sizeof(In);  // values a vector
   In m = kId;
   bool nan = false;
   int64_t i = i0;
-  if constexpr (std::is_same_v<In, float>) {
-    __m256 acc[4] = {_mm256_set1_ps(kId), _mm256_set1_ps(kId), _mm256_set1_ps(kId), _mm256_set1_ps(kId)};
-    __m256 nv = _mm256_setzero_ps();
+  {
+    using V = Vec256<In>;
+    V acc[4] = {vset(kId), vset(kId), vset(kId), vset(kId)};
+    V nv = vset(In(0));
     for (; i + 4 * W <= i1; i += 4 * W)
       for (int u = 0; u < 4; ++u) {
-        __m256 v = _mm256_loadu_ps(x + i + u * W);
-        if constexpr (kAbs) v = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
-        nv = _mm256_or_ps(nv, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-        acc[u] = kMax ? _mm256_max_ps(acc[u], v) : _mm256_min_ps(acc[u], v);
+        const V v = vmap(vload(x + i + u * W), typename Form<Op>::Map{});  // identity or |v|
+        nv = vnan_or(nv, v);
+        acc[u] = vmaxmin(acc[u], v, kMax);
       }
-    alignas(32) float part[4 * W];
-    for (int u = 0; u < 4; ++u) _mm256_store_ps(part + u * W, acc[u]);
-    for (float v : part) m = kMax ? (v > m ? v : m) : (v < m ? v : m);
-    nan = _mm256_movemask_ps(nv) != 0 && !RK_FAULT_IS(CpuOpsExtremumNan);  // planted: the vectors' NaN forgotten
-  } else {
-    __m256d acc[4] = {_mm256_set1_pd(kId), _mm256_set1_pd(kId), _mm256_set1_pd(kId), _mm256_set1_pd(kId)};
-    __m256d nv = _mm256_setzero_pd();
-    for (; i + 4 * W <= i1; i += 4 * W)
-      for (int u = 0; u < 4; ++u) {
-        __m256d v = _mm256_loadu_pd(x + i + u * W);
-        if constexpr (kAbs) v = _mm256_andnot_pd(_mm256_set1_pd(-0.0), v);
-        nv = _mm256_or_pd(nv, _mm256_cmp_pd(v, v, _CMP_UNORD_Q));
-        acc[u] = kMax ? _mm256_max_pd(acc[u], v) : _mm256_min_pd(acc[u], v);
-      }
-    alignas(32) double part[4 * W];
-    for (int u = 0; u < 4; ++u) _mm256_store_pd(part + u * W, acc[u]);
-    for (double v : part) m = kMax ? (v > m ? v : m) : (v < m ? v : m);
-    nan = _mm256_movemask_pd(nv) != 0 && !RK_FAULT_IS(CpuOpsExtremumNan);  // planted
+    alignas(32) In part[4 * W];
+    for (int u = 0; u < 4; ++u) vstore(part + u * W, acc[u]);
+    for (In v : part) m = kMax ? (v > m ? v : m) : (v < m ? v : m);
+    nan = vany(nv) && !RK_FAULT_IS(CpuOpsExtremumNan);  // planted: the vectors' NaN forgotten
   }
   for (; i < i1; ++i) {
     const In v = kAbs ? std::fabs(x[i]) : x[i];

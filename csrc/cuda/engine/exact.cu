@@ -320,6 +320,25 @@ struct ExactParams {
   bool words;
 };
 
+// Writes `bits`, a value of format o, as output r.
+__device__ __forceinline__ void store_bits(void* out, exact::OutFmt o, int64_t r, uint64_t bits) {
+  switch (exact::spec(o).bits) {
+    case 16: static_cast<uint16_t*>(out)[r] = static_cast<uint16_t>(bits); break;
+    case 32: static_cast<uint32_t*>(out)[r] = static_cast<uint32_t>(bits); break;
+    default: static_cast<uint64_t*>(out)[r] = bits; break;
+  }
+}
+
+// The end of a row whose exact sum is held as limbs of format f (clobbered) and special counts:
+// exact_partial's words, or the one correct rounding into the output.
+__device__ __forceinline__ void finish_limbs(int64_t* limbs, Format f, const int64_t* specials, const ExactParams& p, int64_t row) {
+  if (p.words) {
+    exact::to_universal(limbs, f, specials, static_cast<int64_t*>(p.out) + row * exact::kExactWords);
+    return;
+  }
+  store_bits(p.out, p.o, row, exact::round_limbs(limbs, f.limbs, f.base, specials, p.o));
+}
+
 template <class In, int BLOCK, int UNROLL>
 __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) exact_kernel(const In* __restrict__ x, ExactParams p) {
   using T = ExactTraits<In>;
@@ -423,16 +442,7 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) exact_kernel(const In* __
   a.drain(f, sink);  // thread 0's own atomics: visible to it below
   auto* limbs = reinterpret_cast<int64_t*>(s_limbs);  // rounded in place: the block is done with them
   const int64_t sp3[exact::kSpecials] = {s_specials[0], s_specials[1], s_specials[2]};
-  if (p.words) {
-    exact::to_universal(limbs, f, sp3, static_cast<int64_t*>(p.out) + row * exact::kExactWords);
-    return;
-  }
-  const uint64_t bits = exact::round_limbs(limbs, L, f.base, sp3, p.o);
-  switch (exact::spec(p.o).bits) {
-    case 16: static_cast<uint16_t*>(p.out)[row] = static_cast<uint16_t>(bits); break;
-    case 32: static_cast<uint32_t*>(p.out)[row] = static_cast<uint32_t>(bits); break;
-    default: static_cast<uint64_t*>(p.out)[row] = bits; break;
-  }
+  finish_limbs(limbs, f, sp3, p, row);
 }
 
 // The value-independent paths' walk over a row's body of nvec 16-byte vectors: this thread's full
@@ -767,16 +777,7 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
   if (lane != 0) return;
   auto* limbs = reinterpret_cast<int64_t*>(s_limbs);
   const int64_t sp3[exact::kSpecials] = {s_acc[kBins], s_acc[kBins + 1], s_acc[kBins + 2]};
-  if (p.words) {
-    exact::to_universal(limbs, kFmt, sp3, static_cast<int64_t*>(p.out) + row * exact::kExactWords);
-    return;
-  }
-  const uint64_t bits = exact::round_limbs(limbs, kFmt.limbs, kFmt.base, sp3, p.o);
-  switch (exact::spec(p.o).bits) {
-    case 16: static_cast<uint16_t*>(p.out)[row] = static_cast<uint16_t>(bits); break;
-    case 32: static_cast<uint32_t*>(p.out)[row] = static_cast<uint32_t>(bits); break;
-    default: static_cast<uint64_t*>(p.out)[row] = bits; break;
-  }
+  finish_limbs(limbs, kFmt, sp3, p, row);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -950,16 +951,7 @@ __global__ void __launch_bounds__(BLOCK) chunked_kernel(const double* __restrict
   if (tid != 0) return;
   auto* limbs = reinterpret_cast<int64_t*>(s_limbs);
   const int64_t spc[exact::kSpecials] = {s_acc[kChunks], s_acc[kChunks + 1], s_acc[kChunks + 2]};
-  if (p.words) {
-    exact::to_universal(limbs, kFmt, spc, static_cast<int64_t*>(p.out) + row * exact::kExactWords);
-    return;
-  }
-  const uint64_t bits = exact::round_limbs(limbs, kFmt.limbs, kFmt.base, spc, p.o);
-  switch (exact::spec(p.o).bits) {
-    case 16: static_cast<uint16_t*>(p.out)[row] = static_cast<uint16_t>(bits); break;
-    case 32: static_cast<uint32_t*>(p.out)[row] = static_cast<uint32_t>(bits); break;
-    default: static_cast<uint64_t*>(p.out)[row] = bits; break;
-  }
+  finish_limbs(limbs, kFmt, spc, p, row);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1046,16 +1038,7 @@ __global__ void __launch_bounds__(BLOCK) half_kernel(const __half* __restrict__ 
   count_to_limbs(lo, -24, kFmt, s_limbs);
   count_to_limbs(hi, 8, kFmt, s_limbs);
   auto* limbs = reinterpret_cast<int64_t*>(s_limbs);
-  if (p.words) {
-    exact::to_universal(limbs, kFmt, spc, static_cast<int64_t*>(p.out) + row * exact::kExactWords);
-    return;
-  }
-  const uint64_t bits = exact::round_limbs(limbs, kFmt.limbs, kFmt.base, spc, p.o);
-  switch (exact::spec(p.o).bits) {
-    case 16: static_cast<uint16_t*>(p.out)[row] = static_cast<uint16_t>(bits); break;
-    case 32: static_cast<uint32_t*>(p.out)[row] = static_cast<uint32_t>(bits); break;
-    default: static_cast<uint64_t*>(p.out)[row] = bits; break;
-  }
+  finish_limbs(limbs, kFmt, spc, p, row);
 }
 
 // Rounds rows of shard words (exact_round): one thread per row.
@@ -1064,12 +1047,7 @@ __global__ void exact_round_kernel(const int64_t* __restrict__ w, int64_t rows, 
   if (r >= rows) return;
   int64_t limbs[exact::kUnivLimbs];
   for (int i = 0; i < exact::kUnivLimbs; ++i) limbs[i] = w[r * exact::kExactWords + i];
-  const uint64_t bits = exact::round_limbs(limbs, exact::kUnivLimbs, exact::kUnivBase, w + r * exact::kExactWords + exact::kUnivLimbs, o);
-  switch (exact::spec(o).bits) {
-    case 16: static_cast<uint16_t*>(out)[r] = static_cast<uint16_t>(bits); break;
-    case 32: static_cast<uint32_t*>(out)[r] = static_cast<uint32_t>(bits); break;
-    default: static_cast<uint64_t*>(out)[r] = bits; break;
-  }
+  store_bits(out, o, r, exact::round_limbs(limbs, exact::kUnivLimbs, exact::kUnivBase, w + r * exact::kExactWords + exact::kUnivLimbs, o));
 }
 
 // Compiled (block, unroll) configurations; the first is the default.
@@ -1180,18 +1158,16 @@ cudaError_t run(const ExactArgs& a) {
     char* w = static_cast<char*>(a.workspace);
     if constexpr (BINNED) {  // the rows' accumulators and tickets: the stream's, or zeroed by one memset
       constexpr int kWords = words_of<In>();
-      if (stream_words(a)) {
+      if (stream_words(a)) {  // zero already: no memset, and the launch below may overlap the previous one
         p.part_l = a.acc;
         p.counters = a.counter;
-        return launch_maybe_pdl_smem(kernel_of<In, BLOCK, UNROLL, BINNED>(), dim3(static_cast<unsigned>(p.bpr)), dim3(BLOCK),
-                                     smem_of<In, BLOCK, UNROLL, BINNED>(), a.stream, a.pdl && a.cc >= 90,
-                                     static_cast<const In*>(a.in), p);
+      } else {
+        if (!w) return cudaErrorInvalidValue;
+        p.part_l = reinterpret_cast<long long*>(w);
+        p.counters = reinterpret_cast<unsigned*>(w + a.rows * kWords * kAccCopies * 8);
+        if (const cudaError_t e = cudaMemsetAsync(w, 0, a.rows * (kWords * kAccCopies * 8 + 4), a.stream); e != cudaSuccess) return e;
+        memset_used = true;
       }
-      if (!w) return cudaErrorInvalidValue;
-      p.part_l = reinterpret_cast<long long*>(w);
-      p.counters = reinterpret_cast<unsigned*>(w + a.rows * kWords * kAccCopies * 8);
-      if (const cudaError_t e = cudaMemsetAsync(w, 0, a.rows * (kWords * kAccCopies * 8 + 4), a.stream); e != cudaSuccess) return e;
-      memset_used = true;
     } else {
       if (!w) return cudaErrorInvalidValue;
       const int L = ExactTraits<In>::kFmt.limbs;

@@ -396,6 +396,18 @@ def test_registry_records_exact():
     assert "correctly rounded" in m.idea
 
 
+def _exact_sum_graph(x):
+    """reducekit.sum(x, method='exact') captured in a CUDA graph on a side stream, after one call
+    there: (the graph, the stream, the graph's output)."""
+    g = torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        reducekit.sum(x, method="exact")
+        with torch.cuda.graph(g):
+            out = reducekit.sum(x, method="exact")
+    return g, s, out
+
+
 @pytest.mark.skipif(not CUDA, reason="needs CUDA")
 @pytest.mark.cuda
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
@@ -414,12 +426,7 @@ def test_stream_words_graph_and_streams(dtype):
     torch.cuda.synchronize()
     for o, k in zip(outs, seq):
         assert same_bits(o.cpu(), want[k]), k
-    g = torch.cuda.CUDAGraph()
-    s = torch.cuda.Stream()
-    with torch.cuda.stream(s):
-        reducekit.sum(x, method="exact")
-        with torch.cuda.graph(g):
-            out = reducekit.sum(x, method="exact")
+    g, s, out = _exact_sum_graph(x)
     for k in (1, 2, 0, 2):
         x.copy_(xs[k].cuda())
         g.replay()
@@ -438,12 +445,7 @@ def test_graph_capture_and_streams():
     """Inside a CUDA graph (the per-stream counter of the one-launch finish) and on side streams."""
     x = data("wide", 2**20 + 1, torch.float32, "graph").cuda()
     want = reducekit.sum(x, method="exact")
-    g = torch.cuda.CUDAGraph()
-    s = torch.cuda.Stream()
-    with torch.cuda.stream(s):
-        reducekit.sum(x, method="exact")
-        with torch.cuda.graph(g):
-            out = reducekit.sum(x, method="exact")
+    g, s, out = _exact_sum_graph(x)
     for _ in range(3):
         g.replay()
         torch.cuda.synchronize()

@@ -63,7 +63,8 @@ def extension():
         return CppExtension("reducekit._C", CPU_SOURCES, include_dirs=include_dirs,
                             extra_compile_args={"cxx": cxx}, extra_link_args=openmp)
     sources = CPU_SOURCES + ["csrc/torch/cuda_backend.cpp", "csrc/cuda/launch.cpp"] + sorted(glob.glob("csrc/cuda/**/*.cu", recursive=True))
-    nvcc = ["-O3", "-lineinfo", "-Xptxas=-warn-spills"] + fault
+    # -Werror=switch: a switch over one of our enums that forgets a value fails to compile.
+    nvcc = ["-O3", "-lineinfo", "-Xptxas=-warn-spills", "-Xcompiler=-Werror=switch"] + fault
     return CUDAExtension(
         "reducekit._C",
         sources,

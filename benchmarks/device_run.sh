@@ -8,7 +8,8 @@
 # same on the engine's realigned loads, packed columns and float16 exact), sanitize_exact (the same
 # on exact's value-independent paths, forced onto short rows), ncu (Nsight Compute on
 # benchmarks/ncu_ops.py cases: NCU_CASES, NCU_KERNEL), faults
-# (benchmarks/faults.py), corpus (tests/corpus.py: record and compare the bits corpus), fault_patches (benchmarks/fault_patches.py, PATCHES_ARGS), tune,
+# (benchmarks/faults.py), tune_columns (benchmarks/tune_columns.py: the columns kernel's vectors
+# against one column a thread on the sweep's column shapes; TUNE_COLUMNS_ARGS), corpus (tests/corpus.py: record and compare the bits corpus), fault_patches (benchmarks/fault_patches.py, PATCHES_ARGS), tune,
 # tune_ops (benchmarks/tune_ops.py), quick (benchmark --quick), bench (full sweep into
 # $OUT/res/h200), dims (bench.py --dims into $OUT/res/h200), rfa (CUB's RFA library from .cccl),
 # exact_families (bench_exact_families.py into $OUT/res/exact_families), misaligned
@@ -177,6 +178,12 @@ if has tune; then
   log "tune"
   timeout ${TUNE_TIMEOUT:-300} python3 benchmarks/tune.py --out "$OUT/res" ${TUNE_ARGS:-} 2>&1 | tee "$OUT/res/tune.log" | tail -60
   verdict tune "${PIPESTATUS[0]}"
+fi
+if has tune_columns; then
+  log "how the columns kernel reads its columns: vectors against one column a thread (benchmarks/tune_columns.py)"
+  timeout ${TUNE_COLUMNS_TIMEOUT:-400} python3 benchmarks/tune_columns.py --json "$OUT/res/tune_columns.json" ${TUNE_COLUMNS_ARGS:-} 2>&1 \
+    | tee "$OUT/res/tune_columns.log" | tail -5
+  verdict tune_columns "${PIPESTATUS[0]}"
 fi
 if has tune_ops; then
   log "tune the operators' rows kernel (benchmarks/tune_ops.py)"

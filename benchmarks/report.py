@@ -386,19 +386,25 @@ def dims_block(run: dict | None, plot: bool = False) -> str:
 # exact: method="exact" against auto, torch.sum and CUB (bench_exact.py)
 EXACT = f"{RESULTS_DIR}/results_exact.json"
 # Planted-fault campaigns of the exact kernels: the limbs' faults, then those of the CUDA-only paths.
-# The last two: issue 22's part 3 (float16's HalfRun, the chunked path's carry) and, in the first of
-# them, issue 21's misaligned columns (columns_misaligned_vectors), with the control of both.
+# Then issue 22's part 3 (float16's HalfRun, the chunked path's carry) and, in the first of them,
+# issue 21's misaligned columns (columns_misaligned_vectors), with the control of both; the last two,
+# every fault of the value-independent paths after part 4, on an H100 (session 39; their control is
+# the whole suite of the same seed, s39_validation/README.md).
 EXACT_FAULTS = (f"{RESULTS_DIR}/faults_exact.json", f"{RESULTS_DIR}/faults_exact_2.json", f"{RESULTS_DIR}/faults_exact_3.json",
-                f"{RESULTS_DIR}/faults_s36/run6/faults.json", f"{RESULTS_DIR}/faults_s36/run7/faults.json")
+                f"{RESULTS_DIR}/faults_s36/run6/faults.json", f"{RESULTS_DIR}/faults_s36/run7/faults.json",
+                "benchmarks/results/h100/s39_validation/faults_run2/faults.json",
+                "benchmarks/results/h100/s39_validation/faults_run3/faults.json")
 
 
 # ops: every other torch reduction on the engine (bench_ops.py), and its planted-fault campaigns
 # (the second re-ran the rows-lanes and argmax faults after the up-front lanes kernel, the third the
-# finish's fault after the one-launch finish of a split row; the last two, issue 21's packed column
-# batches and 8-row column batches, the second on an H100).
+# finish's fault after the one-launch finish of a split row; then issue 21's packed column batches
+# and 8-row column batches, the second on an H100; the last, one column a thread and the older
+# columns faults under its rule, on an H100, control in s39_columns/README.md).
 OPS = f"{RESULTS_DIR}/results_ops.json"
 OPS_FAULTS = (f"{RESULTS_DIR}/faults_ops.json", f"{RESULTS_DIR}/faults_ops_2.json", f"{RESULTS_DIR}/faults_ops_3.json",
-              f"{RESULTS_DIR}/faults_s37/run3/faults.json", "benchmarks/results/h100/faults_s37/run8/faults.json")
+              f"{RESULTS_DIR}/faults_s37/run3/faults.json", "benchmarks/results/h100/faults_s37/run8/faults.json",
+              "benchmarks/results/h100/s39_columns/faults_run6/faults.json")
 
 
 def bench_block(bench, path: str, what: str, run: dict | None, campaigns: list[tuple[str, dict | None]]) -> str:
@@ -498,6 +504,7 @@ MISALIGNED = "benchmarks/results/h200/misaligned/results_misaligned.json"
 SWEEP = "benchmarks/results/h200/sweep/sweep_cuda.json"
 SWEEP_BEFORE = "benchmarks/results/h200/sweep_a31b004/sweep_cuda.json"
 SWEEP_LATER = "benchmarks/results/h100/sweep/sweep_cuda.json"  # later code, measured only on an H100
+SWEEP_LATER_BEFORE = "benchmarks/results/h100/sweep_before_s39/sweep_cuda.json"  # an H100 before one column a thread (session 39)
 SWEEP_CPU = "benchmarks/results/cpu/sweep_cpu.json"
 SWEEP_CPU_BEFORE = "benchmarks/results/cpu/sweep_cpu_before_s38/sweep_cpu.json"  # before the operators' vector rows (session 38)
 
@@ -613,11 +620,13 @@ def misaligned_block(run: dict | None, path: str) -> str:
     return "\n".join(md[2:]).rstrip() + f"\n\nGenerated from `{path}`."
 
 
-def sweep_block(cur: dict | None, before: dict | None, cpu: dict | None, cpu_before: dict | None, later: dict | None = None) -> str:
+def sweep_block(cur: dict | None, before: dict | None, cpu: dict | None, cpu_before: dict | None, later: dict | None = None,
+                later_before: dict | None = None) -> str:
     if cur is None:
         return f"(no result file yet: `{SWEEP}`)"
     chunks = _bench_script("sweep").summary_block(cur, SWEEP, before, SWEEP_BEFORE, cpu, SWEEP_CPU, cpu_before,
-                                                   SWEEP_CPU_BEFORE, later, SWEEP_LATER).split("\n\n")
+                                                   SWEEP_CPU_BEFORE, later, SWEEP_LATER, later_before,
+                                                   SWEEP_LATER_BEFORE).split("\n\n")
     return "\n\n".join(c if c.startswith("|") else para(c) for c in chunks)
 
 
@@ -656,7 +665,8 @@ def blocks(root: str = ROOT) -> dict[str, str]:
         "patches": patches_block([(p, load(p)) for p in PATCH_RUNS]),
         "distributed": distributed_block(load(DIST_WORLD2), DIST_WORLD2),
         "exact_families": exact_families_block(load(EXACT_FAMILIES), EXACT_FAMILIES, [(load(p), p) for p in EXACT_FAMILIES_BEFORE]),
-        "sweep": sweep_block(load(SWEEP), load(SWEEP_BEFORE), load(SWEEP_CPU), load(SWEEP_CPU_BEFORE), load(SWEEP_LATER)),
+        "sweep": sweep_block(load(SWEEP), load(SWEEP_BEFORE), load(SWEEP_CPU), load(SWEEP_CPU_BEFORE), load(SWEEP_LATER),
+                             load(SWEEP_LATER_BEFORE)),
         "misaligned": misaligned_block(load(MISALIGNED), MISALIGNED),
     }
 

@@ -155,7 +155,7 @@ def plan_class(case: dict) -> str:
 
 def summary_block(cur: dict, cur_path: str, base: dict | None = None, base_path: str = "", cpu: dict | None = None,
                   cpu_path: str = "", cpu_base: dict | None = None, cpu_base_path: str = "", later: dict | None = None,
-                  later_path: str = "") -> str:
+                  later_path: str = "", later_base: dict | None = None, later_base_path: str = "") -> str:
     """The README's block: a GPU sweep (graph and eager), beside an earlier one of the same draw,
     by the engine's plan class; a later run of the same draw on another card, if any (its ratios
     are against torch on that card, not comparable with the table's); and the CPU sweep's headline."""
@@ -201,6 +201,11 @@ def summary_block(cur: dict, cur_path: str, base: dict | None = None, base_path:
                       f"card): graph {head(lrows, 'ratio_graph')}; eager {head(lrows, 'ratio')}; geometric mean by plan: "
                   + ", ".join(f"{k} {geomean(g):.2f}" for k, g in sorted(lgroups.items(), key=lambda kv: -len(kv[1])))
                   + f" (`{later_path}`)."]
+        if later_base:
+            lbrows = [r for r in later_base["rows"] if "ratio" in r]
+            lines[-1] += (f" The same card type before the columns kernel read one column a thread where that pays "
+                          f"({later_base['device_name']}, {later_base['date']}): graph {head(lbrows, 'ratio_graph')}; eager "
+                          f"{head(lbrows, 'ratio')} (`{later_base_path}`).")
     if cpu:
         crows = [r for r in cpu["rows"] if "ratio" in r]
         lines += ["", f"CPU ({cpu['threads']} threads, {cpu['date']}, cases capped at {cpu['cpu_max_mib']:g} MiB): {len(crows)} cases, "

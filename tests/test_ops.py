@@ -254,11 +254,13 @@ def test_rows_lanes_per_thread_keep_the_bits(op, dtype):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32], ids=str)
 @pytest.mark.parametrize("op", ["sum", "mean", "var_mean", "argmax", "amax", "logsumexp", "count_nonzero"])
 def test_columns_launch_shapes_keep_the_bits(op, dtype):
-    """The columns kernel's launch shape (threads across C, lanes per thread, and how many batches
-    share a block when one batch's columns and lanes need fewer threads than a block has) never
-    changes a bit: each forced shape gives the rule's bits, and the rule's values are torch's.
-    Batches of short R and narrow C (a block then packs up to 256 of them, the last block partly
-    empty), a misaligned start, and a batch count that is not a power of two."""
+    """The columns kernel's launch shape (threads across C, lanes per thread, how many batches
+    share a block when one batch's columns and lanes need fewer threads than a block has, and
+    whether a thread reads 16-byte vectors or one column) never changes a bit: each forced shape
+    gives the rule's bits, and the rule's values are torch's. Batches of short R and narrow C (a
+    block then packs up to 256 of them, the last block partly empty), a misaligned start, a batch
+    count that is not a power of two, and wide columns of a misaligned row stride with lanes cut
+    short (R = 300: 9 lanes of 32 bfloat16 rows, the last of 12)."""
     if dtype == torch.int32 and op in ("mean", "var_mean", "logsumexp"):
         pytest.skip("float-only operator")
     f = {"sum": lambda t, d: reducekit.sum(t, d)}.get(op) or LANES_OPS[op]
@@ -267,19 +269,20 @@ def test_columns_launch_shapes_keep_the_bits(op, dtype):
         base = (base * 7).to(torch.int32)
     cases = [(base[:3001 * 11 * 5].view(3001, 11, 5), 1), (base[1:1 + 3001 * 11 * 5].view(3001, 11, 5), 1),
              (base[:257 * 37 * 3].view(257, 37, 3), 1), (base[:40 * 70 * 19].view(40, 70, 19), 1), (base[:9 * 300 * 2].view(9, 300, 2), 1),
-             (base[:1000 * 3].view(1000, 3), 0)]
+             (base[:1000 * 3].view(1000, 3), 0), (base[3:3 + 300 * 517].view(300, 517), 0)]
     try:
         for x, d in cases:
-            reducekit._C._dims_columns_config(0, 0, 0)
+            reducekit._C._dims_columns_config(0, 0, 0, 0)
             rule = f(x, d)
             rule = list(rule) if isinstance(rule, tuple) else [rule]
-            for tx0, lpt, pack in ((0, 0, 1), (0, 0, 2), (0, 0, 16), (1, 1, 0), (0, 2, 4), (2, 1, 256)):
-                reducekit._C._dims_columns_config(tx0, lpt, pack)
+            for forced in ((0, 0, 1, 0), (0, 0, 2, 0), (0, 0, 16, 0), (1, 1, 0, 0), (0, 2, 4, 0), (2, 1, 256, 0), (0, 0, 0, 1),
+                           (0, 0, 0, 2), (32, 2, 0, 2), (1, 1, 4, 2)):
+                reducekit._C._dims_columns_config(*forced)
                 r = f(x, d)
                 for a, b in zip(list(r) if isinstance(r, tuple) else [r], rule):
-                    assert same_bits(a, b), f"{op} {tuple(x.shape)} over {d}: (tx0, lpt, pack) = {(tx0, lpt, pack)} changed the bits"
+                    assert same_bits(a, b), f"{op} {tuple(x.shape)} over {d}: (tx0, lpt, pack, loads) = {forced} changed the bits"
     finally:
-        reducekit._C._dims_columns_config(0, 0, 0)
+        reducekit._C._dims_columns_config(0, 0, 0, 0)
     for x, d in cases:  # and the rule's values are torch's
         r = f(x, d)
         ref = {"vector_norm": lambda t, d: torch.linalg.vector_norm(t, 3, d), "count_nonzero": lambda t, d: torch.count_nonzero(t.round(), d),

@@ -20,22 +20,23 @@ TuningOverrides& tuning_overrides() {
 
 void bind_hooks(pybind11::module_& m) {
 #ifdef RK_WITH_CUDA
-  m.def("_dims_columns_config", [](int tx0, int lpt, int pack) {
+  m.def("_dims_columns_config", [](int tx0, int lpt, int pack, int loads) {
     TORCH_CHECK_VALUE((tx0 == 0 || (tx0 >= 1 && tx0 <= 32 && (tx0 & (tx0 - 1)) == 0)) &&
                       (lpt == 0 || lpt == 1 || lpt == 2 || lpt == 4 || lpt == 8) &&
-                      (pack == 0 || (pack >= 1 && pack <= 256 && (pack & (pack - 1)) == 0)),
+                      (pack == 0 || (pack >= 1 && pack <= 256 && (pack & (pack - 1)) == 0)) && loads >= 0 && loads <= 2,
                       "reducekit._C._dims_columns_config: tx0 must be 0 or a power of two up to 32, lpt 0, 1, 2, 4 or 8, "
-                      "pack 0 or a power of two up to 256; got (" + std::to_string(tx0) + ", " + std::to_string(lpt) + ", " +
-                      std::to_string(pack) + ")");
+                      "pack 0 or a power of two up to 256, loads 0, 1 or 2; got (" + std::to_string(tx0) + ", " + std::to_string(lpt) +
+                      ", " + std::to_string(pack) + ", " + std::to_string(loads) + ")");
     TuningOverrides& o = tuning_overrides();
-    const auto old = pybind11::make_tuple(o.columns_tx0, o.columns_lanes, o.columns_pack);
+    const auto old = pybind11::make_tuple(o.columns_tx0, o.columns_lanes, o.columns_pack, o.columns_loads);
     o.columns_tx0 = tx0;
     o.columns_lanes = lpt;
     o.columns_pack = pack;
+    o.columns_loads = loads;
     return old;
   }, "Tuning hook: force the dims columns kernel's (tx0, lanes per thread, batches per block; at most what one block "
-     "holds); (0, 0, 0) restores the rule. Returns the previous triple.",
-     pybind11::arg("tx0"), pybind11::arg("lpt"), pybind11::arg("pack") = 0);
+     "holds, loads: 1 16-byte vectors, 2 one column a thread); (0, 0, 0, 0) restores the rule. Returns the previous tuple.",
+     pybind11::arg("tx0"), pybind11::arg("lpt"), pybind11::arg("pack") = 0, pybind11::arg("loads") = 0);
   m.def("_ops_rows_lanes", [](int lpt) {
     TORCH_CHECK_VALUE(lpt >= 0 && lpt <= 16 && (lpt & (lpt - 1)) == 0,
                       "reducekit._C._ops_rows_lanes: lpt must be 0 (the rule) or a power of two up to 16, got " + std::to_string(lpt));

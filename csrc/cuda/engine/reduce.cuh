@@ -14,18 +14,19 @@
 //    consecutive lanes (tuning/tuning.h's kOpsRowsTable; a single row of up to 2^14 float32 takes one
 //    block), and the batched operators run their block tree in shared memory (tree_smem).
 //  - columns_kernel: the reduced extent R is strided, the kept extent C contiguous. Threads run
-//    across C with 16-byte vectors (8 threads read 128 contiguous bytes of a row), each reducing a
-//    lane of G rows; a block stacks TY lanes and combines them in shared memory. When R is long the
-//    lanes spread over many blocks (so a few columns still fill the GPU), and pairwise_finish_kernel
-//    combines the block partials.
+//    across C with 16-byte vectors (8 threads read 128 contiguous bytes of a row), or one column a
+//    thread where vectors would leave too few threads or need realigning (ColumnLoads), each
+//    reducing a lane of G rows; a block stacks TY lanes and combines them in shared memory. When R
+//    is long the lanes spread over many blocks (so a few columns still fill the GPU), and
+//    pairwise_finish_kernel combines the block partials.
 //  - pairwise_finish_kernel: the fixed-order second phase, continuing the same pairwise tree.
 // Every thread-to-data mapping computes exactly the order of plan.h: a lane is reduced
 // sequentially (or, for a batched operator, by its lane function), lanes combine in a perfect
 // pairwise tree, and a block only ever reduces an aligned power-of-two group of lanes, which is a
-// subtree of that tree. So the grid, the block shape and the number of rows or columns never
-// change a bit. Misaligned rows, and column vectors in rows of a stride that is not a multiple of
-// 16 bytes, take aligned 16-byte loads realigned in registers, and short lanes and column tails
-// scalar loads, of the same values reduced in the same order.
+// subtree of that tree. So the grid, the block shape, the number of rows or columns and how a
+// thread reads them never change a bit. Misaligned rows, and column vectors in rows of a stride
+// that is not a multiple of 16 bytes, take aligned 16-byte loads realigned in registers, and short
+// lanes and column tails scalar loads, of the same values reduced in the same order.
 #pragma once
 
 #include <cuda/atomic>
@@ -53,14 +54,32 @@ struct LaneCutFree : std::bool_constant<!Op::kBatched> {};
 template <class T, bool kMax>
 struct LaneCutFree<red::ArgExt<T, kMax>> : std::true_type {};
 
+// How a columns-kernel thread reads its columns (a property of the launch, one kernel each):
+//  - Vectors: 16/sizeof(In) columns a thread, 16-byte loads; every row's vector is aligned (x
+//    aligned and C x element a multiple of 16 bytes).
+//  - Realigned: the same columns a thread, each row's vector read as the two aligned granules
+//    holding it and shifted into place in registers.
+//  - Scalar: one column a thread, one element load a row. Where the vector threads are too few to
+//    fill the GPU (a short R with a narrow or medium C: var_mean bfloat16 (34, 51306) over dim 0
+//    had 12,828 threads, about 100 an SM, 0.24x torch) a thread per column gives V times more
+//    threads; and its loads need no realignment, so a misaligned row stride costs nothing (the
+//    realigned lane keeps 32 registers of granules a batch in flight). The same lanes of G rows in
+//    the same order: the same bits as the vector forms.
+enum class ColumnLoads { Vectors, Realigned, Scalar };
+template <class In, ColumnLoads L>
+inline constexpr int kColumnWidth = L == ColumnLoads::Scalar ? 1 : static_cast<int>(16 / sizeof(In));
+
 // Rows a column lane loads at once. A misaligned lane loads two granules a row, so 16 rows took 128
 // registers of loads alone (ncu: sum bfloat16 (426, 35939) over dim 0 made 13,488 local-memory spill
 // requests, 44.8 us against 18.7 us for its aligned twin); argmax's 16-byte accumulators of 16 int8
 // columns are 64 registers more. Those take 8 rows where the lane may be cut (LaneCutFree: the same
-// bits); Welford and logsumexp keep 16, and their bits with them.
-template <class In, class Op, bool ALIGNED>
+// bits); Welford and logsumexp keep 16, and their bits with them. A scalar lane holds one register
+// a row: the cut-free operators load up to 32 rows at once (a whole lane of 16-bit values).
+template <class In, class Op, ColumnLoads L>
 inline constexpr int kColumnBatchOf =
-    LaneCutFree<Op>::value && (!ALIGNED || sizeof(typename Op::Acc) * (16 / sizeof(In)) >= 128) ? 8 : kColumnBatch;
+    L == ColumnLoads::Scalar ? (LaneCutFree<Op>::value ? 2 * kColumnBatch : kColumnBatch)
+    : LaneCutFree<Op>::value && (L == ColumnLoads::Realigned || sizeof(typename Op::Acc) * (16 / sizeof(In)) >= 128) ? 8
+                                                                                                         : kColumnBatch;
 // The finish of one output with more than kSplitFinishPartials partials runs in two passes (run_step).
 constexpr int64_t kSplitFinishPartials = 2048;
 // Lanes per thread of the rows kernel: at most 2^(kMaxRowsLevels - 1).
@@ -584,27 +603,38 @@ __global__ void __launch_bounds__(kThreads, kFused ? 1 : kRowsMinBlocks<In, Op, 
   if constexpr (kFused) finish_in_last_block<Op>(partials, nseg, fused, out, prm, smem);  // K == 1, fused.counter set
 }
 
-// One lane of `rows` (<= G) rows of V columns at p (row stride C, first row index r0) entering
-// acc[V], row by row. Whole vectors (V columns): up to 16 rows' 16-byte loads issued before any
-// is used; with ALIGNED false (a row stride that is not a multiple of 16 bytes, or a misaligned
-// start) each row's vector is read as the two aligned granules holding it and shifted into place
-// in registers (realign16), not by V scalar loads (0.07-0.3x torch on such columns, issue 21's
-// sweep). Columns past `cols` (the tile's last vector) take scalar loads of the same values (read
-// as zero bits past `cols`; their accumulators are never stored), and so does a lane whose first
-// or last granules reach outside the tensor's bytes (`inside` false: Bounds). Same values, same
-// order: the same bits either way.
-template <class In, class Op, int BATCH, bool ALIGNED>
-__device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[16 / sizeof(In)], const In* __restrict__ p, int64_t C, int rows,
-                                            int cols, int64_t r0, const red::Params& prm, bool inside) {
-  constexpr int G = 64 / sizeof(In), V = 16 / sizeof(In), kBatch = G < BATCH ? G : BATCH;
+// One lane of `rows` (<= G) rows of V = kColumnWidth<In, L> columns at p (row stride C, first row
+// index r0) entering acc[V], row by row. Vectors and Realigned (V columns, 16 bytes): up to 16 rows'
+// 16-byte loads issued before any is used; Realigned reads each row's vector as the two aligned
+// granules holding it and shifts it into place in registers (realign16), not by V scalar loads
+// (0.07-0.3x torch on such columns, issue 21's sweep). Columns past `cols` (the tile's last vector)
+// take scalar loads of the same values (read as zero bits past `cols`; their accumulators are never
+// stored), and so does a lane whose first or last granules reach outside the tensor's bytes
+// (`inside` false: Bounds). Scalar (one column): the batch's element loads. Same values, same
+// order: the same bits in every form.
+template <class In, class Op, int BATCH, ColumnLoads L>
+__device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[kColumnWidth<In, L>], const In* __restrict__ p, int64_t C,
+                                            int rows, int cols, int64_t r0, const red::Params& prm, bool inside) {
+  constexpr int G = 64 / sizeof(In), V = kColumnWidth<In, L>, kBatch = G < BATCH ? G : BATCH;
   using T = typename Op::T;
 #pragma unroll
   for (int k = 0; k < V; ++k) acc[k] = Op::identity();
+  // A batch's values: kBatch rows of V columns, as 16-byte vectors or (Scalar) as elements.
+  using Row = std::conditional_t<L == ColumnLoads::Scalar, In, uint4>;
   const bool whole = cols == V;
 #pragma unroll 1
   for (int b0 = 0; b0 < rows; b0 += kBatch) {
-    uint4 v[kBatch];
-    if (whole && ALIGNED) {
+    Row v[kBatch];
+    if constexpr (L == ColumnLoads::Scalar) {
+      (void)whole;
+      (void)inside;
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        // planted: a batch's last row is read as its first again
+        const int64_t row = RK_FAULT_IS(ColumnsScalarRow) && u == kBatch - 1 ? b0 : b0 + u;
+        v[u] = b0 + u < rows ? ld1(p + row * C) : In{};
+      }
+    } else if (whole && L == ColumnLoads::Vectors) {
 #pragma unroll
       for (int u = 0; u < kBatch; ++u)
         if (b0 + u < rows) v[u] = __ldg(reinterpret_cast<const uint4*>(p + (b0 + u) * C));
@@ -667,15 +697,15 @@ __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[16 / sizeof(
 // Grid: tiles_x column tiles x tiles_y lane tiles x ceil(B / TB) (TB > 1 only when both tile
 // counts are 1); the block has TX x TY x TB threads, fewer than 256 when the shape rule spreads a
 // small grid. Writes out[b*C + c] (tiles_y == 1) or partials[(b*C + c) * tiles_y + tile_y].
-// ALIGNED: every row's vectors are 16-byte aligned (x aligned and C x element a multiple of 16
-// bytes: a property of the launch). The misaligned form is its own kernel, so that its registers
-// (two granules per row in flight) never cost the aligned one spills or occupancy.
-template <class In, class Op, class Out0, class Out1, bool ALIGNED>
+// L: how a thread reads its columns (ColumnLoads, chosen by columns_shape). Each form is its own
+// kernel, so that the realigned one's registers (two granules per row in flight) never cost the
+// others spills or occupancy.
+template <class In, class Op, class Out0, class Out1, ColumnLoads L>
 __global__ void __launch_bounds__(kThreads, 2)
     columns_kernel(const In* __restrict__ x, int64_t B, int64_t R, int64_t C, int TX, int TY, int TB, int LPT, int64_t tiles_x,
                    int64_t tiles_y, Outs<Out0, Out1> out, typename Op::Acc* __restrict__ partials, red::Params prm) {
   using Acc = typename Op::Acc;
-  constexpr int G = 64 / sizeof(In), V = 16 / sizeof(In);
+  constexpr int G = 64 / sizeof(In), V = kColumnWidth<In, L>;
   // Columns exchanged per shared-memory round: at most 32 KB of accumulators.
   constexpr int KC = V < static_cast<int>(128 / sizeof(Acc)) ? V : static_cast<int>(128 / sizeof(Acc) > 0 ? 128 / sizeof(Acc) : 1);
   __shared__ Acc smem[kThreads * KC];
@@ -709,8 +739,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     // A misaligned lane's granules must lie within the tensor's bytes (Bounds): its first row's first
     // granule and its last row's second.
     const Bounds bx = bounds_of(x, B * R * C);
-    const bool inside = ALIGNED || rows == 0 || (bx.holds(base + r0 * C, 1) && bx.holds(base + (r0 + rows - 1) * C, 2));
-    column_lane<In, Op, kColumnBatchOf<In, Op, ALIGNED>, ALIGNED>(acc, base + r0 * C, C, cols > 0 ? rows : 0, cols, r0, prm, inside);
+    const bool inside = L != ColumnLoads::Realigned || rows == 0 || (bx.holds(base + r0 * C, 1) && bx.holds(base + (r0 + rows - 1) * C, 2));
+    column_lane<In, Op, kColumnBatchOf<In, Op, L>, L>(acc, base + r0 * C, C, cols > 0 ? rows : 0, cols, r0, prm, inside);
     int k = 0;
     for (; (j >> k) & 1; ++k) {
 #pragma unroll
@@ -797,19 +827,26 @@ struct Shape {
   int64_t tiles_x = 1, tiles_y = 1;
   int64_t blocks = 1;
   int64_t partials = 0;  // partials per output (0: written directly)
+  ColumnLoads loads = ColumnLoads::Vectors;  // columns: how a thread reads its columns
 };
 
 // rows_lpt: the most lanes per thread of the rows kernel (0: sum's shape, one lane per thread;
 // operators pass the tuning table's ops_rows_lanes_per_thread, or 1).
 // o: the tuning harness's overrides (tuning/tuning.h; all zero outside it).
+// aligned (columns): every row's 16-byte vectors are aligned (columns_aligned).
 Shape rows_shape(int64_t K, int64_t L, int elem, int rows_lpt, int num_sms, const TuningOverrides& o);
-Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, int num_sms, const TuningOverrides& o);
+Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, bool aligned, int num_sms, const TuningOverrides& o);
 Shape finish_shape(int64_t nout, int64_t P, int64_t* g);
 
-inline Shape step_shape(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, int num_sms, int rows_lpt,
-                        const TuningOverrides& o) {
+// Whether a columns step's rows all start on 16-byte boundaries: x aligned and rows of whole granules.
+inline bool columns_aligned(const void* x, int64_t inner, int elem) {
+  return (reinterpret_cast<uintptr_t>(x) & 15) == 0 && (inner * elem) % 16 == 0;
+}
+
+inline Shape step_shape(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, const void* x, int num_sms,
+                        int rows_lpt, const TuningOverrides& o) {
   return kind == StepKind::Rows ? rows_shape(outer, extent, elem, rows_lpt, num_sms, o)
-                                : columns_shape(outer, extent, inner, elem, num_sms, o);
+                                : columns_shape(outer, extent, inner, elem, columns_aligned(x, inner, elem), num_sms, o);
 }
 
 // One step: the step's kernel, then (split rows or columns) the pairwise finish. `partials`
@@ -819,7 +856,7 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
                      void* workspace, const red::Params& prm, cudaStream_t stream, int cc, int num_sms, bool pdl_first,
                      int rows_lpt, unsigned int* counter, const TuningOverrides& o) {
   using Acc = typename Op::Acc;
-  const Shape s = step_shape(kind, outer, extent, inner, static_cast<int>(sizeof(In)), num_sms, rows_lpt, o);
+  const Shape s = step_shape(kind, outer, extent, inner, static_cast<int>(sizeof(In)), x, num_sms, rows_lpt, o);
   const int64_t nout = kind == StepKind::Rows ? outer : outer * inner;
   Acc* partials = s.partials ? static_cast<Acc*>(workspace) : nullptr;
   if (s.partials && !partials) return cudaErrorInvalidValue;
@@ -852,15 +889,17 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
       e = s.LPT == 1 ? go(rows_kernel<In, Op, Out0, Out1, 1>) : go(rows_kernel<In, Op, Out0, Out1, 0>);
     }
   } else {
-    // x aligned and rows of whole granules: then every row's vectors are aligned.
-    const bool aligned = (reinterpret_cast<uintptr_t>(x) & 15) == 0 && (inner * static_cast<int64_t>(sizeof(In))) % 16 == 0;
     // The block: TX x TY x TB threads, fewer than kThreads when the shape rule spread a small grid.
     const dim3 cblock(static_cast<unsigned>(s.TX * s.TY * s.TB));
     auto go = [&](auto kernel) {
       return launch_maybe_pdl(kernel, grid, cblock, stream, pdl, x, outer, extent, inner, s.TX, s.TY, s.TB, s.LPT, s.tiles_x,
                               s.tiles_y, out, partials, prm);
     };
-    e = aligned ? go(columns_kernel<In, Op, Out0, Out1, true>) : go(columns_kernel<In, Op, Out0, Out1, false>);
+    switch (s.loads) {  // every form named: a new one fails to compile here (-Werror=switch below)
+      case ColumnLoads::Vectors: e = go(columns_kernel<In, Op, Out0, Out1, ColumnLoads::Vectors>); break;
+      case ColumnLoads::Realigned: e = go(columns_kernel<In, Op, Out0, Out1, ColumnLoads::Realigned>); break;
+      case ColumnLoads::Scalar: e = go(columns_kernel<In, Op, Out0, Out1, ColumnLoads::Scalar>); break;
+    }
   }
   if (e != cudaSuccess || !s.partials) return e;
   if (fused.counter) return e;  // finished in the rows kernel
@@ -889,9 +928,9 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
 
 // Bytes of the partials of one step (0 when the step writes its outputs directly).
 template <class Acc>
-size_t step_workspace(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, int num_sms, int rows_lpt,
-                      const TuningOverrides& o) {
-  const Shape s = step_shape(kind, outer, extent, inner, elem, num_sms, rows_lpt, o);
+size_t step_workspace(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, const void* x, int num_sms,
+                      int rows_lpt, const TuningOverrides& o) {
+  const Shape s = step_shape(kind, outer, extent, inner, elem, x, num_sms, rows_lpt, o);
   if (!s.partials) return 0;
   const int64_t nout = kind == StepKind::Rows ? outer : outer * inner;
   const int64_t groups = nout == 1 && s.partials > kSplitFinishPartials ? (s.partials + kThreads - 1) / kThreads : 0;

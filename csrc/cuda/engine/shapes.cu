@@ -35,13 +35,22 @@ Shape rows_shape(int64_t K, int64_t L, int elem, int rows_lpt, int num_sms, cons
   return s;
 }
 
-Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, int num_sms, const TuningOverrides& o) {
+Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, bool aligned, int num_sms, const TuningOverrides& o) {
   Shape s;
-  const int V = 16 / elem;
+  // How a thread reads its columns (reduce.cuh, ColumnLoads): one column a thread where 16-byte
+  // vectors would leave too few threads (columns_scalar, tuning/tuning.h), else a vector of
+  // 16 / elem columns, realigned in registers when the rows are not all aligned.
+  {
+    const int64_t vector_threads = (C + 16 / elem - 1) / (16 / elem) * ((R + lane_elems(elem) - 1) / lane_elems(elem)) * B;
+    const bool scalar = o.columns_loads == 2 || (o.columns_loads == 0 && columns_scalar(vector_threads, elem, aligned, num_sms));
+    s.loads = scalar ? ColumnLoads::Scalar : aligned ? ColumnLoads::Vectors : ColumnLoads::Realigned;
+  }
+  const int V = s.loads == ColumnLoads::Scalar ? 1 : 16 / elem;
   const int64_t cv = (C + V - 1) / V, lanes = (R + lane_elems(elem) - 1) / lane_elems(elem);
-  // 8 threads read 128 contiguous bytes of a row and the rest of the block stacks lane groups (up
-  // to 32; when there are fewer the block widens across columns). A thread takes the tuning
-  // table's lanes (csrc/tuning/tuning.h, by element size), capped so that every SM still has
+  // A row segment of 128 contiguous bytes (8 threads of vectors; a warp of scalar threads reads
+  // min(32 x elem, 128) bytes) and the rest of the block stacks lane groups (up to 32; when there
+  // are fewer the block widens across columns). A thread takes the tuning table's lanes
+  // (csrc/tuning/tuning.h, by element size), capped so that every SM still has
   // kColumnsCoarsenThreadsPerSm threads of work.
   {
     const int64_t wave = static_cast<int64_t>(std::max(num_sms, 1)) * kColumnsCoarsenThreadsPerSm;
@@ -49,7 +58,8 @@ Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, int num_sms, cons
     s.LPT = static_cast<int>(std::min<int64_t>(dims_columns_lanes_per_thread(elem), cap));
     if (o.columns_lanes > 0) s.LPT = o.columns_lanes;
     const int64_t groups = (lanes + s.LPT - 1) / s.LPT;
-    const int tx0 = static_cast<int>(std::min<int64_t>(ceil_pow2(cv), o.columns_tx0 > 0 ? o.columns_tx0 : 8));
+    const int seg = V == 1 ? std::min(32, 128 / elem) : 8;
+    const int tx0 = static_cast<int>(std::min<int64_t>(ceil_pow2(cv), o.columns_tx0 > 0 ? o.columns_tx0 : seg));
     s.TY = static_cast<int>(std::min<int64_t>(ceil_pow2(groups), kThreads / tx0));
     s.TX = static_cast<int>(std::min<int64_t>(ceil_pow2(cv), kThreads / s.TY));
   }

@@ -15,7 +15,7 @@
 # exact_families (bench_exact_families.py into $OUT/res/exact_families), misaligned
 # (bench_misaligned.py into $OUT/res/misaligned), exact (bench_exact.py into
 # $OUT/res/h200), ops (bench_ops.py into $OUT/res/h200), sweep (benchmarks/sweep.py on the GPU into
-# $OUT/res/sweep; SWEEP_CASES, SWEEP_TIMEOUT), notebook (benchmarks/notebooks/tour.ipynb
+# $OUT/res/$SWEEP_DIR (default sweep); SWEEP_CASES, SWEEP_TIMEOUT, SWEEP_ARGS), notebook (benchmarks/notebooks/tour.ipynb
 # executed into $OUT/res/tour.ipynb; nbclient, nbformat and ipykernel installed offline from
 # .whl/notebook/ when missing), distributed (tests/test_distributed.py with NCCL at world size 1 and
 # benchmarks/bench_distributed.py into $OUT/res/h200), distributed2 (the same tests on 2 GPUs and
@@ -229,9 +229,9 @@ if has sweep; then
   log "random-shape sweep against torch (benchmarks/sweep.py: eager, graph, % of ceiling, same-bytes sum)"
   # SIGTERM at the limit: sweep.py writes the cases timed so far and says it stopped.
   timeout -s TERM ${SWEEP_TIMEOUT:-420} python3 benchmarks/sweep.py --device cuda --cases ${SWEEP_CASES:-400} \
-    --budget ${SWEEP_BUDGET:-0.05} --out "$OUT/res/sweep" 2>&1 | tee "$OUT/res/sweep.log" | tail -45
+    --budget ${SWEEP_BUDGET:-0.05} --out "$OUT/res/${SWEEP_DIR:-sweep}" ${SWEEP_ARGS:-} 2>&1 | tee "$OUT/res/${SWEEP_DIR:-sweep}.log" | tail -45
   rc=${PIPESTATUS[0]}
-  [ $rc = 124 ] && [ -f "$OUT/res/sweep/sweep_cuda.json" ] && log "sweep: stopped by its time limit (partial results written)" && rc=0
+  [ $rc = 124 ] && [ -f "$OUT/res/${SWEEP_DIR:-sweep}/sweep_cuda.json" ] && log "sweep: stopped by its time limit (partial results written)" && rc=0
   verdict sweep $rc
 fi
 if has ops; then

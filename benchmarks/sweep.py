@@ -248,8 +248,13 @@ def main():
     ap.add_argument("--seed", type=int, default=21)
     ap.add_argument("--cpu-max-mib", type=float, default=64)
     ap.add_argument("--budget", type=float, default=0.15, help="seconds of timing per contender and case (eager)")
+    ap.add_argument("--columns-loads", type=int, default=0, choices=(0, 1, 2),
+                    help="CUDA: force how the columns kernel reads (1 16-byte vectors, as before session 39; 2 one column "
+                         "a thread; 0 the rule), for a same-run comparison of the rule on a draw it was not fitted to")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
+    if args.columns_loads:
+        reducekit._C._dims_columns_config(0, 0, 0, args.columns_loads)
     rng = random.Random(args.seed)
     rows = []
     cuda = args.device != "cpu"
@@ -310,7 +315,7 @@ def main():
     res = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "device": args.device,
            "device_name": torch.cuda.get_device_name() if cuda else "cpu", "read_ceiling_gbps": ceiling,
            "threads": torch.get_num_threads(), "torch": torch.__version__, "seed": args.seed, "cases": len(rows), "cases_drawn_for": args.cases,
-           "cpu_max_mib": None if cuda else args.cpu_max_mib, "rows": rows}
+           "cpu_max_mib": None if cuda else args.cpu_max_mib, "columns_loads": args.columns_loads, "rows": rows}
     os.makedirs(args.out, exist_ok=True)
     stem = os.path.join(args.out, f"sweep_{args.device}")
     with open(stem + ".json", "w") as f:
@@ -321,6 +326,9 @@ def main():
              "Ratio = torch's time / reducekit's (above 1: reducekit faster)"
              + (f"; ratio = eager (CUDA events over back-to-back calls), ratio_graph = graph replay (GPU time, a foreign kernel "
                 f"between calls); inputs rotated over 4x the L2. Read ceiling measured in this run: {ceiling:.0f} GB/s." if cuda else ".")]
+    if args.columns_loads:
+        lines += ["", f"**The columns kernel forced to {'16-byte vectors' if args.columns_loads == 1 else 'one column a thread'} "
+                      f"(`--columns-loads {args.columns_loads}`), not the rule.**"]
     if stopped is not None:
         lines += ["", f"**Stopped by a time limit after {len(rows)} of the {args.cases} cases asked for** (the first {len(rows)} of the same draw)."]
     if timed:

@@ -251,48 +251,58 @@ def test_rows_lanes_per_thread_keep_the_bits(op, dtype):
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32, torch.float64, torch.int8], ids=str)
 @pytest.mark.parametrize("op", ["sum", "mean", "var_mean", "argmax", "amax", "logsumexp", "count_nonzero"])
 def test_columns_launch_shapes_keep_the_bits(op, dtype):
     """The columns kernel's launch shape (threads across C, lanes per thread, how many batches
     share a block when one batch's columns and lanes need fewer threads than a block has, and
-    whether a thread reads 16-byte vectors or one column) never changes a bit: each forced shape
+    whether a thread reads 16-byte vectors or one column) never changes a bit: every forced shape,
+    under each form (vectors, realigned where the rows are misaligned, and one column a thread),
     gives the rule's bits, and the rule's values are torch's. Batches of short R and narrow C (a
     block then packs up to 256 of them, the last block partly empty), a misaligned start, a batch
-    count that is not a power of two, and wide columns of a misaligned row stride with lanes cut
-    short (R = 300: 9 lanes of 32 bfloat16 rows, the last of 12)."""
-    if dtype == torch.int32 and op in ("mean", "var_mean", "logsumexp"):
+    count that is not a power of two, wide columns of a misaligned row stride with lanes cut short
+    (R = 300: 9 lanes of 32 bfloat16 rows, the last of 12), and aligned rows (C = 32 and 1024), so
+    that the 16-byte vector form runs too; element sizes 1, 2, 4 and 8 (their lanes and batches
+    differ: argmax takes 32 rows a batch in one column, 8 in vectors)."""
+    if dtype in (torch.int32, torch.int8) and op in ("mean", "var_mean", "logsumexp"):
         pytest.skip("float-only operator")
-    f = {"sum": lambda t, d: reducekit.sum(t, d)}.get(op) or LANES_OPS[op]
-    base = _data((3001 * 11 * 5 + 1,), dtype, "cuda", "pack", mean=7.0)
-    if dtype == torch.int32:
-        base = (base * 7).to(torch.int32)
+    # count_nonzero on values rounded beforehand: rounding inside the call would copy the input
+    # and lose its misaligned start.
+    f = {"sum": lambda t, d: reducekit.sum(t, d), "count_nonzero": lambda t, d: reducekit.count_nonzero(t, d)}.get(op) or LANES_OPS[op]
+    base = _data((3001 * 11 * 5 + 1,), dtype if dtype.is_floating_point else torch.float32, "cuda", "pack", mean=7.0)
+    if not dtype.is_floating_point:
+        base = (base * 2).round().to(dtype)  # 14 +- 6: int8 holds it
+    elif op == "count_nonzero":
+        base = ((base - 7) / 3).round()  # about two in five are zero
     cases = [(base[:3001 * 11 * 5].view(3001, 11, 5), 1), (base[1:1 + 3001 * 11 * 5].view(3001, 11, 5), 1),
              (base[:257 * 37 * 3].view(257, 37, 3), 1), (base[:40 * 70 * 19].view(40, 70, 19), 1), (base[:9 * 300 * 2].view(9, 300, 2), 1),
-             (base[:1000 * 3].view(1000, 3), 0), (base[3:3 + 300 * 517].view(300, 517), 0)]
+             (base[:1000 * 3].view(1000, 3), 0), (base[3:3 + 300 * 517].view(300, 517), 0), (base[:600 * 32].view(600, 32), 0),
+             (base[:64 * 1024].view(64, 1024), 0)]
+    shapes = ((0, 0, 0), (0, 0, 1), (0, 0, 2), (0, 0, 16), (1, 1, 0), (0, 2, 4), (2, 1, 256), (32, 2, 0))
     try:
         for x, d in cases:
             reducekit._C._dims_columns_config(0, 0, 0, 0)
             rule = f(x, d)
             rule = list(rule) if isinstance(rule, tuple) else [rule]
-            for forced in ((0, 0, 1, 0), (0, 0, 2, 0), (0, 0, 16, 0), (1, 1, 0, 0), (0, 2, 4, 0), (2, 1, 256, 0), (0, 0, 0, 1),
-                           (0, 0, 0, 2), (32, 2, 0, 2), (1, 1, 4, 2)):
-                reducekit._C._dims_columns_config(*forced)
-                r = f(x, d)
-                for a, b in zip(list(r) if isinstance(r, tuple) else [r], rule):
-                    assert same_bits(a, b), f"{op} {tuple(x.shape)} over {d}: (tx0, lpt, pack, loads) = {forced} changed the bits"
+            for loads in (1, 2):
+                for shape in shapes:
+                    forced = (*shape, loads)
+                    reducekit._C._dims_columns_config(*forced)
+                    r = f(x, d)
+                    for a, b in zip(list(r) if isinstance(r, tuple) else [r], rule):
+                        assert same_bits(a, b), f"{op} {tuple(x.shape)} over {d}: (tx0, lpt, pack, loads) = {forced} changed the bits"
     finally:
         reducekit._C._dims_columns_config(0, 0, 0, 0)
     for x, d in cases:  # and the rule's values are torch's
         r = f(x, d)
-        ref = {"vector_norm": lambda t, d: torch.linalg.vector_norm(t, 3, d), "count_nonzero": lambda t, d: torch.count_nonzero(t.round(), d),
+        ref = {"vector_norm": lambda t, d: torch.linalg.vector_norm(t, 3, d), "count_nonzero": lambda t, d: torch.count_nonzero(t, d),
                "sum": lambda t, d: torch.sum(t, d)}.get(op, lambda t, d: getattr(torch, op)(t, d))
-        exact_kind = op in ("argmax", "amax", "count_nonzero") or dtype == torch.int32
+        exact_kind = op in ("argmax", "amax", "count_nonzero") or not dtype.is_floating_point
         want = ref(x if exact_kind else x.double(), d)
         for a, b in zip(r if isinstance(r, tuple) else [r], want if isinstance(want, tuple) else [want]):
             if exact_kind:
                 assert torch.equal(a, b), f"{op} {tuple(x.shape)}"
-            else:  # at most 300 values a column, far from 0: float32 or bfloat16 rounding of the result
+            else:  # at most 600 values a column, far from 0: float32 or bfloat16 rounding of the result
                 torch.testing.assert_close(a.double(), b.double(), rtol=2.0**-7 if dtype == torch.bfloat16 else 1e-5, atol=0)
 
 

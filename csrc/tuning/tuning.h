@@ -141,36 +141,40 @@ inline constexpr int kColumnsCoarsenThreadsPerSm = 512;
 inline constexpr int kColumnsSpreadBlocksPerSm = 2;
 
 // The columns kernel reads one column a thread (reduce.cuh's ColumnLoads::Scalar) where its 16-byte
-// vectors would give fewer threads an SM than this table's entry for the element size and the
-// rows' alignment (vector_threads: columns / (16 / elem) x lanes of 64 bytes x batches). Measured
-// with benchmarks/tune_columns.py on the 491 single-columns-step cases of the sweep's draws (seeds
-// 21-24), graph time, cold L2, on an H100 (the device tool gave no H200; the crossing is in threads
-// an SM): every threshold of 0, 64, ..., 32768 and never was tried for each class, and the one with
-// the least summed log-regret against the faster form kept (regret geometric mean 1.027 over all
-// cases, worst 2.24x: 16-bit var_mean and vector_norm, whose vector forms spill, would take scalar
-// higher up; sum, mean and count_nonzero would not). Against torch in the same run: vectors alone
-// 56% of the cases at or above torch, geometric mean 1.32; this rule 74%, 1.93; the faster form
-// each time 75%, 1.99 (benchmarks/results/h100/tune_columns/).
+// vectors would give fewer threads an SM than the first matching row's threshold (vector_threads:
+// columns / (16 / elem) x lanes of 64 bytes x batches); a row for the batched operators (Welford and
+// logsumexp, whose 16-bit vector forms spill) comes before the row for every operator. Measured with
+// benchmarks/tune_columns.py on the 491 single-columns-step cases of the sweep's draws (seeds 21-24),
+// graph time, cold L2, on an H100 (the device tool gave no H200; the crossing is in threads an SM):
+// every threshold of 0, 64, ..., 32768 and never was tried for each class, and the one with the least
+// summed log-regret against the faster form kept (regret geometric mean 1.019 over all cases, worst
+// 2.24x: bfloat16 vector_norm, which takes vectors where sum, mean and count_nonzero need them).
+// Against torch in the same run: vectors alone 56% of the cases at or above torch, geometric mean
+// 1.32, worst 0.12; this table 74%, 1.95, worst 0.30; the faster form each time 75%, 1.99
+// (benchmarks/results/h100/tune_columns/).
 struct ColumnsScalarRow {
   int elem_bytes;
   bool aligned;
+  bool batched_only;             // the row is for Op::kBatched operators only
   int64_t below_threads_per_sm;  // kAlways: every shape
   const char* measured;          // vector/scalar time, geometric mean, by vector threads an SM
 };
 inline constexpr int64_t kAlways = INT64_MAX;
 inline constexpr ColumnsScalarRow kColumnsScalarTable[] = {
-    {1, false, 2048, "under 256: 3.91x (16 cases); 256-1024: 1.49x (12); 1024-4096: 0.94x (10); above: 0.75x (2)"},
-    {2, false, 4096, "under 256: 3.31x (68); 256-1024: 1.79x (33); 1024-4096: 1.42x (28); 4096-16384: 0.96x (28)"},
-    {4, false, kAlways, "1.15-1.42x in every class (99 cases; worst case 0.92x)"},
-    {8, false, kAlways, "1.08-1.23x in every class (41 cases)"},
-    {1, true, 0, "0.52-0.81x (4 cases)"},
-    {2, true, 128, "under 256: 1.11x (17); 256-1024: 0.78x (5); above: 0.59-0.93x (18)"},
-    {4, true, 1024, "under 256: 1.08x (11); 256-1024: 1.14x (10); above: 0.98-1.05x (25)"},
-    {8, true, kAlways, "1.11-1.24x in every class (63 cases)"},
+    {2, false, true, kAlways, "var_mean 1.42-6.38x in every case (26), logsumexp 1.09-4.97x (25)"},
+    {2, true, true, kAlways, "var_mean 1.31-2.48x (5 cases), logsumexp 1.82x, 0.92x, 0.83x (3)"},
+    {1, false, false, 2048, "under 256: 3.91x (16 cases); 256-1024: 1.49x (12); 1024-4096: 0.94x (10); above: 0.75x (2)"},
+    {2, false, false, 4096, "under 256: 3.31x (68); 256-1024: 1.79x (33); 1024-4096: 1.42x (28); 4096-16384: 0.96x (28)"},
+    {4, false, false, kAlways, "1.15-1.42x in every class (99 cases; worst case 0.92x)"},
+    {8, false, false, kAlways, "1.08-1.23x in every class (41 cases)"},
+    {1, true, false, 0, "0.52-0.81x (4 cases)"},
+    {2, true, false, 128, "under 256: 1.11x (17); 256-1024: 0.78x (5); above: 0.59-0.93x (18)"},
+    {4, true, false, 1024, "under 256: 1.08x (11); 256-1024: 1.14x (10); above: 0.98-1.05x (25)"},
+    {8, true, false, kAlways, "1.11-1.24x in every class (63 cases)"},
 };
-inline bool columns_scalar(int64_t vector_threads, int elem_bytes, bool aligned, int num_sms) {
+inline bool columns_scalar(int64_t vector_threads, int elem_bytes, bool aligned, bool batched, int num_sms) {
   for (const ColumnsScalarRow& r : kColumnsScalarTable)
-    if (r.elem_bytes == elem_bytes && r.aligned == aligned)
+    if (r.elem_bytes == elem_bytes && r.aligned == aligned && (batched || !r.batched_only))
       return r.below_threads_per_sm == kAlways || vector_threads < r.below_threads_per_sm * num_sms;
   return false;
 }

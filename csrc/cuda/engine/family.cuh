@@ -24,7 +24,7 @@ cudaError_t run(const OpStep& a, size_t* ws) {
   // the others lose occupancy to the register stack and gain nothing).
   const int rows_lpt = eng::IsPlainSum<Op>::value ? 0 : Op::kBatched ? ops_rows_lanes_per_thread(static_cast<int>(sizeof(In))) : 1;
   if (ws) {
-    *ws = eng::step_workspace<typename Op::Acc>(a.kind, a.outer, a.extent, a.inner, static_cast<int>(sizeof(In)), a.in,
+    *ws = eng::step_workspace<Op>(a.kind, a.outer, a.extent, a.inner, static_cast<int>(sizeof(In)), a.in,
                                                 a.num_sms, rows_lpt, a.tuning);
     return cudaSuccess;
   }

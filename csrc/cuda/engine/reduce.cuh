@@ -615,6 +615,8 @@ __global__ void __launch_bounds__(kThreads, kFused ? 1 : kRowsMinBlocks<In, Op, 
 template <class In, class Op, int BATCH, ColumnLoads L>
 __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[kColumnWidth<In, L>], const In* __restrict__ p, int64_t C,
                                             int rows, int cols, int64_t r0, const red::Params& prm, bool inside) {
+  static_assert(L == ColumnLoads::Vectors || L == ColumnLoads::Realigned || L == ColumnLoads::Scalar,
+                "a new ColumnLoads form needs its loads here");
   constexpr int G = 64 / sizeof(In), V = kColumnWidth<In, L>, kBatch = G < BATCH ? G : BATCH;
   using T = typename Op::T;
 #pragma unroll
@@ -833,9 +835,10 @@ struct Shape {
 // rows_lpt: the most lanes per thread of the rows kernel (0: sum's shape, one lane per thread;
 // operators pass the tuning table's ops_rows_lanes_per_thread, or 1).
 // o: the tuning harness's overrides (tuning/tuning.h; all zero outside it).
-// aligned (columns): every row's 16-byte vectors are aligned (columns_aligned).
+// aligned (columns): every row's 16-byte vectors are aligned (columns_aligned); batched: the
+// operator reduces a lane's batches by its lane function (Op::kBatched: Welford, logsumexp).
 Shape rows_shape(int64_t K, int64_t L, int elem, int rows_lpt, int num_sms, const TuningOverrides& o);
-Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, bool aligned, int num_sms, const TuningOverrides& o);
+Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, bool aligned, bool batched, int num_sms, const TuningOverrides& o);
 Shape finish_shape(int64_t nout, int64_t P, int64_t* g);
 
 // Whether a columns step's rows all start on 16-byte boundaries: x aligned and rows of whole granules.
@@ -843,10 +846,10 @@ inline bool columns_aligned(const void* x, int64_t inner, int elem) {
   return (reinterpret_cast<uintptr_t>(x) & 15) == 0 && (inner * elem) % 16 == 0;
 }
 
-inline Shape step_shape(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, const void* x, int num_sms,
-                        int rows_lpt, const TuningOverrides& o) {
+inline Shape step_shape(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, const void* x, bool batched,
+                        int num_sms, int rows_lpt, const TuningOverrides& o) {
   return kind == StepKind::Rows ? rows_shape(outer, extent, elem, rows_lpt, num_sms, o)
-                                : columns_shape(outer, extent, inner, elem, columns_aligned(x, inner, elem), num_sms, o);
+                                : columns_shape(outer, extent, inner, elem, columns_aligned(x, inner, elem), batched, num_sms, o);
 }
 
 // One step: the step's kernel, then (split rows or columns) the pairwise finish. `partials`
@@ -856,7 +859,7 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
                      void* workspace, const red::Params& prm, cudaStream_t stream, int cc, int num_sms, bool pdl_first,
                      int rows_lpt, unsigned int* counter, const TuningOverrides& o) {
   using Acc = typename Op::Acc;
-  const Shape s = step_shape(kind, outer, extent, inner, static_cast<int>(sizeof(In)), x, num_sms, rows_lpt, o);
+  const Shape s = step_shape(kind, outer, extent, inner, static_cast<int>(sizeof(In)), x, Op::kBatched, num_sms, rows_lpt, o);
   const int64_t nout = kind == StepKind::Rows ? outer : outer * inner;
   Acc* partials = s.partials ? static_cast<Acc*>(workspace) : nullptr;
   if (s.partials && !partials) return cudaErrorInvalidValue;
@@ -895,7 +898,7 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
       return launch_maybe_pdl(kernel, grid, cblock, stream, pdl, x, outer, extent, inner, s.TX, s.TY, s.TB, s.LPT, s.tiles_x,
                               s.tiles_y, out, partials, prm);
     };
-    switch (s.loads) {  // every form named: a new one fails to compile here (-Werror=switch below)
+    switch (s.loads) {  // every form named: a new one fails to compile here (-Werror=switch, setup.py)
       case ColumnLoads::Vectors: e = go(columns_kernel<In, Op, Out0, Out1, ColumnLoads::Vectors>); break;
       case ColumnLoads::Realigned: e = go(columns_kernel<In, Op, Out0, Out1, ColumnLoads::Realigned>); break;
       case ColumnLoads::Scalar: e = go(columns_kernel<In, Op, Out0, Out1, ColumnLoads::Scalar>); break;
@@ -927,10 +930,11 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
 }
 
 // Bytes of the partials of one step (0 when the step writes its outputs directly).
-template <class Acc>
+template <class Op>
 size_t step_workspace(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, const void* x, int num_sms,
                       int rows_lpt, const TuningOverrides& o) {
-  const Shape s = step_shape(kind, outer, extent, inner, elem, x, num_sms, rows_lpt, o);
+  using Acc = typename Op::Acc;
+  const Shape s = step_shape(kind, outer, extent, inner, elem, x, Op::kBatched, num_sms, rows_lpt, o);
   if (!s.partials) return 0;
   const int64_t nout = kind == StepKind::Rows ? outer : outer * inner;
   const int64_t groups = nout == 1 && s.partials > kSplitFinishPartials ? (s.partials + kThreads - 1) / kThreads : 0;

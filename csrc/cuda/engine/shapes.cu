@@ -35,14 +35,14 @@ Shape rows_shape(int64_t K, int64_t L, int elem, int rows_lpt, int num_sms, cons
   return s;
 }
 
-Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, bool aligned, int num_sms, const TuningOverrides& o) {
+Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, bool aligned, bool batched, int num_sms, const TuningOverrides& o) {
   Shape s;
   // How a thread reads its columns (reduce.cuh, ColumnLoads): one column a thread where 16-byte
   // vectors would leave too few threads (columns_scalar, tuning/tuning.h), else a vector of
   // 16 / elem columns, realigned in registers when the rows are not all aligned.
   {
     const int64_t vector_threads = (C + 16 / elem - 1) / (16 / elem) * ((R + lane_elems(elem) - 1) / lane_elems(elem)) * B;
-    const bool scalar = o.columns_loads == 2 || (o.columns_loads == 0 && columns_scalar(vector_threads, elem, aligned, num_sms));
+    const bool scalar = o.columns_loads == 2 || (o.columns_loads == 0 && columns_scalar(vector_threads, elem, aligned, batched, num_sms));
     s.loads = scalar ? ColumnLoads::Scalar : aligned ? ColumnLoads::Vectors : ColumnLoads::Realigned;
   }
   const int V = s.loads == ColumnLoads::Scalar ? 1 : 16 / elem;

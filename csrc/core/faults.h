@@ -57,7 +57,8 @@ namespace rk {
   X(CpuOpsExtremumNan, "cpu_ops_extremum_nan", "CPU amax/amin/vector_norm(+-inf) rows of float32/float64 in AVX2: a NaN met in the vector loop is forgotten") \
   X(CpuOpsExtremumZero, "cpu_ops_extremum_zero", "CPU amax/amin rows of float32/float64 in AVX2: a zero result keeps the vector max's zero, not the first zero's sign") \
   X(ColumnsCutBatch, "columns_cut_batch", "columns kernel, lanes read 8 rows at a time (misaligned, or wide accumulators): a whole batch of 8 loses its last row") \
-  X(ColumnsScalarRow, "columns_scalar_row", "columns kernel, one column a thread: a batch's last row is read as its first row again")
+  X(ColumnsScalarRow, "columns_scalar_row", "columns kernel, one column a thread: a batch's last row is read as its first row again") \
+  X(CpuExpLibm, "cpu_exp_libm", "CPU logsumexp: the scalar exponential is glibc's expf, not the polynomial the AVX2 lanes compute")
 
 enum class Fault : int {
 #define RK_FAULT_ENUM(id, name, what) id,

@@ -309,6 +309,90 @@ RK_OPS_AVX2 int64_t joint_lanes(const In* x, int64_t n, int64_t l, int64_t l1, T
   }
   return l;
 }
+// logsumexp's float32 lanes (float32 or 16-bit values) in AVX2: kJoint whole lanes transposed as
+// in blocks() above, each lane's max and then its sum of exponentials in index order, the
+// exponential exp_scaled_cpu's operations on 8 lanes at once (exp_scaled8): the scalar lane()'s
+// bits. A lane whose max is not finite is {max, 0}, as LogSumExp::lane.
+template <class In, class Op>
+inline constexpr bool kLseLanes = (std::is_same_v<In, float> || kHalfLike<In>) &&
+                                  std::is_same_v<Op, red::LogSumExp<float, float>>;
+
+RK_OPS_AVX2 inline __m256 exp_scaled8(__m256 v) {
+  const __m256 live = _mm256_cmp_ps(v, _mm256_set1_ps(-104.0f), _CMP_GT_OQ);  // else +0 (-inf and NaN too)
+  v = _mm256_blendv_ps(_mm256_set1_ps(-104.0f), v, live);
+  const __m256 t = _mm256_mul_ps(v, _mm256_set1_ps(1.44269504088896341f));
+  const __m256 n = _mm256_sub_ps(_mm256_add_ps(t, _mm256_set1_ps(12582912.0f)), _mm256_set1_ps(12582912.0f));
+  __m256 r = _mm256_sub_ps(v, _mm256_mul_ps(n, _mm256_set1_ps(0.693359375f)));
+  r = _mm256_sub_ps(r, _mm256_mul_ps(n, _mm256_set1_ps(-2.12194440e-4f)));
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(5.0000001201e-1f));
+  const __m256 z = _mm256_mul_ps(r, r);
+  __m256 y = _mm256_mul_ps(p, z);
+  y = _mm256_add_ps(y, r);
+  y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
+  const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(64 + 127));
+  const __m256 scale = _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
+  y = _mm256_mul_ps(_mm256_mul_ps(y, scale), _mm256_set1_ps(5.42101086242752217e-20f));
+  return _mm256_and_ps(y, live);
+}
+
+template <class In, class Op>
+RK_OPS_AVX2 int64_t lse_lanes(const In* x, int64_t n, int64_t l, int64_t l1, TreeStack<Op>& st) {
+  static_assert(kJoint == 8, "one vector of eight floats holds a block's lanes");
+  constexpr int64_t G = 64 / sizeof(In);
+  constexpr int H = static_cast<int>(G / 8);
+  using Acc = typename Op::Acc;
+  alignas(32) float m8[8], s8[8];
+  for (; l + kJoint <= l1 && (l + kJoint) * G <= n; l += kJoint) {
+    const In* b = x + l * G;
+    __m256 r[H][8];
+    for (int h = 0; h < H; ++h) {
+      for (int j = 0; j < 8; ++j) r[h][j] = load8(b + j * G + 8 * h);
+      transpose8(r[h]);  // r[h][k]: value 8h + k of each lane
+    }
+    __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+    for (int h = 0; h < H; ++h)
+      for (int k = 0; k < 8; ++k) m = vcombine(m, r[h][k], red::MaxM{});
+    const __m256 finite = _mm256_cmp_ps(_mm256_sub_ps(m, m), _mm256_setzero_ps(), _CMP_EQ_OQ);
+    __m256 s = _mm256_setzero_ps();
+    for (int h = 0; h < H; ++h)
+      for (int k = 0; k < 8; ++k) s = _mm256_add_ps(s, exp_scaled8(_mm256_sub_ps(r[h][k], m)));
+    _mm256_store_ps(m8, m);
+    _mm256_store_ps(s8, _mm256_and_ps(s, finite));
+    for (int j = 0; j < 8; ++j) st.push(Acc{m8[j], s8[j]});
+  }
+  return l;
+}
+
+// The same for 8 adjacent columns at a time of a columns tile (cnt <= G rows, row stride ld): the
+// columns are the lanes, so no transpose. Writes acc[0, c) for the first c = nc - nc % 8 columns and
+// returns c.
+template <class In, class Op>
+RK_OPS_AVX2 int64_t lse_columns(const In* x, int64_t ld, int64_t nc, int cnt, typename Op::Acc* acc) {
+  constexpr int G = 64 / sizeof(In);
+  alignas(32) float m8[8], s8[8];
+  int64_t c = 0;
+  for (; c + 8 <= nc; c += 8) {
+    __m256 v[G];
+    __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+    for (int k = 0; k < cnt; ++k) {
+      v[k] = load8(x + k * ld + c);
+      m = vcombine(m, v[k], red::MaxM{});
+    }
+    const __m256 finite = _mm256_cmp_ps(_mm256_sub_ps(m, m), _mm256_setzero_ps(), _CMP_EQ_OQ);
+    __m256 s = _mm256_setzero_ps();
+    for (int k = 0; k < cnt; ++k) s = _mm256_add_ps(s, exp_scaled8(_mm256_sub_ps(v[k], m)));
+    _mm256_store_ps(m8, m);
+    _mm256_store_ps(s8, _mm256_and_ps(s, finite));
+    for (int j = 0; j < 8; ++j) acc[c + j] = typename Op::Acc{m8[j], s8[j]};
+  }
+  return c;
+}
+
 // The max (min) of a contiguous run's values [i0, i1), mapped by the identity or |v|: what the lanes
 // and their tree give, computed in any order. A max that keeps the held value on ties yields the
 // leftmost of the largest values whatever the lanes and the tree, and equal values have equal bits
@@ -369,6 +453,11 @@ template <class In, class Op>
 void lanes(const In* x, int64_t s, int64_t n, int64_t l0, int64_t l1, TreeStack<Op>& st, const red::Params& p) {
   constexpr int64_t G = 64 / sizeof(In);
   int64_t l = l0;
+#if RK_OPS_AVX2_LANES
+  if constexpr (vec::kLseLanes<In, Op>) {
+    if (s == 1 && cpu_avx2()) l = vec::lse_lanes<In, Op>(x, n, l, l1, st);
+  }
+#endif
   if constexpr (!Op::kBatched) {
     using T = typename Op::T;
     if (s == 1) {
@@ -408,7 +497,13 @@ template <class In, class Op>
 void column_lanes(const In* x, int64_t ld, int64_t nc, int cnt, int64_t i0, typename Op::Acc* acc, const red::Params& p) {
   using T = typename Op::T;
   if constexpr (Op::kBatched) {
-    for (int64_t c = 0; c < nc; ++c) acc[c] = lane<In, Op>(x + c, ld, cnt, i0, p);
+    int64_t c = 0;
+#if RK_OPS_AVX2_LANES
+    if constexpr (vec::kLseLanes<In, Op>) {
+      if (cpu_avx2()) c = vec::lse_columns<In, Op>(x, ld, nc, cnt, acc);
+    }
+#endif
+    for (; c < nc; ++c) acc[c] = lane<In, Op>(x + c, ld, cnt, i0, p);
   } else {
     for (int64_t c = 0; c < nc; ++c) acc[c] = Op::identity();
     for (int k = 0; k < cnt; ++k) {

@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -75,18 +76,50 @@ RK_HD bool is_finite(T v) {
 RK_HD float m_sqrt(float v) { return sqrtf(v); }
 RK_HD double m_sqrt(double v) { return sqrt(v); }
 RK_HD float m_log(float v) { return logf(v); }
+// e^v of a float32 v <= 0 on the CPU, the same bits in plain C++ and in AVX2 (reduce_cpu.cpp's
+// vec::exp_scaled8 does these operations in this order, lane by lane; no fused multiply-add, which
+// the baseline build cannot do): Cephes' expf. n = round(v log2 e) by the 1.5 x 2^23 trick (ties to
+// even, |v log2 e| < 2^22 here), r = v - n ln 2 in two pieces (n x 0.693359375 is exact), e^r by a
+// degree-5 polynomial on |r| <= ln(2)/2, then times 2^(n + 64) and 2^-64 (exact for a normal
+// result; a subnormal one rounds once). Below -104 the result rounds to +0 (e^-104 is under half
+// the least subnormal). About 1 ulp, against glibc's expf's 0.5: glibc's has no vector twin, and
+// one scalar call per value held logsumexp's CPU rows at 0.15x torch (issue 21's CPU sweep).
+// exp(0) is 1 and exp(-inf) is +0 exactly.
+inline float exp_scaled_cpu(float v) {
+  if (!(v > -104.0f)) return 0.0f;
+  const float t = v * 1.44269504088896341f;
+  const float n = (t + 12582912.0f) - 12582912.0f;
+  float r = v - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float z = r * r;
+  float y = p * z;
+  y = y + r;
+  y = y + 1.0f;
+  const int e = static_cast<int>(n) + 64 + 127;  // 2^(n + 64): a biased exponent in [1, 191]
+  float scale;
+  const uint32_t bits = static_cast<uint32_t>(e) << 23;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return (y * scale) * 5.42101086242752217e-20f;  // 2^-64
+}
+
 // e^v, v <= 0, for logsumexp's scaled sums: on the GPU a float32 takes the hardware 2^x of
 // v * log2(e) (ex2.approx: two instructions instead of expf's ten; relative error about 2^-22
 // plus |v| * 2^-24 from the product, and every term is at most 1 while the sum is at least 1, so
 // the sum's relative error stays about 2^-22). exp(0) is 1 and exp(-inf) is +0 exactly, as the
-// identity needs. The CPU and float64 take exp.
+// identity needs. The CPU takes exp_scaled_cpu, float64 exp.
 RK_HD float exp_scaled(float v) {
 #if defined(__CUDA_ARCH__)
   float r;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(v * 1.4426950408889634f));
   return r;
 #else
-  return expf(v);
+  return RK_FAULT_IS(CpuExpLibm) ? expf(v) : exp_scaled_cpu(v);  // planted: glibc's expf, which the vectors do not match
 #endif
 }
 RK_HD double exp_scaled(double v) { return exp(v); }

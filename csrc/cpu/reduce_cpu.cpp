@@ -318,26 +318,35 @@ inline constexpr bool kLseLanes = (std::is_same_v<In, float> || kHalfLike<In>) &
                                   std::is_same_v<Op, red::LogSumExp<float, float>>;
 
 RK_OPS_AVX2 inline __m256 exp_scaled8(__m256 v) {
-  const __m256 live = _mm256_cmp_ps(v, _mm256_set1_ps(-104.0f), _CMP_GT_OQ);  // else +0 (-inf and NaN too)
-  v = _mm256_blendv_ps(_mm256_set1_ps(-104.0f), v, live);
-  const __m256 t = _mm256_mul_ps(v, _mm256_set1_ps(1.44269504088896341f));
-  const __m256 n = _mm256_sub_ps(_mm256_add_ps(t, _mm256_set1_ps(12582912.0f)), _mm256_set1_ps(12582912.0f));
-  __m256 r = _mm256_sub_ps(v, _mm256_mul_ps(n, _mm256_set1_ps(0.693359375f)));
-  r = _mm256_sub_ps(r, _mm256_mul_ps(n, _mm256_set1_ps(-2.12194440e-4f)));
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(5.0000001201e-1f));
+  using C = red::ExpCephes;
+  const __m256 live = _mm256_cmp_ps(v, _mm256_set1_ps(C::kFloor), _CMP_GT_OQ);  // else +0 (-inf and NaN too)
+  v = _mm256_blendv_ps(_mm256_set1_ps(C::kFloor), v, live);
+  const __m256 t = _mm256_mul_ps(v, _mm256_set1_ps(C::kLog2e));
+  const __m256 n = _mm256_sub_ps(_mm256_add_ps(t, _mm256_set1_ps(C::kRound)), _mm256_set1_ps(C::kRound));
+  __m256 r = _mm256_sub_ps(v, _mm256_mul_ps(n, _mm256_set1_ps(C::kLn2Hi)));
+  r = _mm256_sub_ps(r, _mm256_mul_ps(n, _mm256_set1_ps(C::kLn2Lo)));
+  __m256 p = _mm256_set1_ps(C::kP[0]);
+  for (int i = 1; i < 6; ++i) p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(C::kP[i]));
   const __m256 z = _mm256_mul_ps(r, r);
   __m256 y = _mm256_mul_ps(p, z);
   y = _mm256_add_ps(y, r);
   y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
-  const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(64 + 127));
+  const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(C::kBias));
   const __m256 scale = _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
-  y = _mm256_mul_ps(_mm256_mul_ps(y, scale), _mm256_set1_ps(5.42101086242752217e-20f));
+  y = _mm256_mul_ps(_mm256_mul_ps(y, scale), _mm256_set1_ps(C::kTwoM64));
   return _mm256_and_ps(y, live);
+}
+
+// LogSumExp::lane of 8 lanes at once: v[k] holds value k of each lane (k < cnt); the lanes' max
+// and sums of exponentials into m8 and s8 (s8 +0 where the max is not finite, as the lane's).
+RK_OPS_AVX2 inline void lse8(const __m256* v, int cnt, float* m8, float* s8) {
+  __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int k = 0; k < cnt; ++k) m = vcombine(m, v[k], red::MaxM{});
+  const __m256 finite = _mm256_cmp_ps(_mm256_sub_ps(m, m), _mm256_setzero_ps(), _CMP_EQ_OQ);
+  __m256 s = _mm256_setzero_ps();
+  for (int k = 0; k < cnt; ++k) s = _mm256_add_ps(s, exp_scaled8(_mm256_sub_ps(v[k], m)));
+  _mm256_store_ps(m8, m);
+  _mm256_store_ps(s8, _mm256_and_ps(s, finite));
 }
 
 template <class In, class Op>
@@ -349,20 +358,12 @@ RK_OPS_AVX2 int64_t lse_lanes(const In* x, int64_t n, int64_t l, int64_t l1, Tre
   alignas(32) float m8[8], s8[8];
   for (; l + kJoint <= l1 && (l + kJoint) * G <= n; l += kJoint) {
     const In* b = x + l * G;
-    __m256 r[H][8];
+    __m256 r[H][8];  // r[h][k], value 8h + k of each lane: in index order as one array of G vectors
     for (int h = 0; h < H; ++h) {
       for (int j = 0; j < 8; ++j) r[h][j] = load8(b + j * G + 8 * h);
-      transpose8(r[h]);  // r[h][k]: value 8h + k of each lane
+      transpose8(r[h]);
     }
-    __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
-    for (int h = 0; h < H; ++h)
-      for (int k = 0; k < 8; ++k) m = vcombine(m, r[h][k], red::MaxM{});
-    const __m256 finite = _mm256_cmp_ps(_mm256_sub_ps(m, m), _mm256_setzero_ps(), _CMP_EQ_OQ);
-    __m256 s = _mm256_setzero_ps();
-    for (int h = 0; h < H; ++h)
-      for (int k = 0; k < 8; ++k) s = _mm256_add_ps(s, exp_scaled8(_mm256_sub_ps(r[h][k], m)));
-    _mm256_store_ps(m8, m);
-    _mm256_store_ps(s8, _mm256_and_ps(s, finite));
+    lse8(&r[0][0], static_cast<int>(G), m8, s8);
     for (int j = 0; j < 8; ++j) st.push(Acc{m8[j], s8[j]});
   }
   return l;
@@ -378,16 +379,8 @@ RK_OPS_AVX2 int64_t lse_columns(const In* x, int64_t ld, int64_t nc, int cnt, ty
   int64_t c = 0;
   for (; c + 8 <= nc; c += 8) {
     __m256 v[G];
-    __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
-    for (int k = 0; k < cnt; ++k) {
-      v[k] = load8(x + k * ld + c);
-      m = vcombine(m, v[k], red::MaxM{});
-    }
-    const __m256 finite = _mm256_cmp_ps(_mm256_sub_ps(m, m), _mm256_setzero_ps(), _CMP_EQ_OQ);
-    __m256 s = _mm256_setzero_ps();
-    for (int k = 0; k < cnt; ++k) s = _mm256_add_ps(s, exp_scaled8(_mm256_sub_ps(v[k], m)));
-    _mm256_store_ps(m8, m);
-    _mm256_store_ps(s8, _mm256_and_ps(s, finite));
+    for (int k = 0; k < cnt; ++k) v[k] = load8(x + k * ld + c);
+    lse8(v, cnt, m8, s8);
     for (int j = 0; j < 8; ++j) acc[c + j] = typename Op::Acc{m8[j], s8[j]};
   }
   return c;

@@ -85,27 +85,36 @@ RK_HD float m_log(float v) { return logf(v); }
 // the least subnormal). About 1 ulp, against glibc's expf's 0.5: glibc's has no vector twin, and
 // one scalar call per value held logsumexp's CPU rows at 0.15x torch (issue 21's CPU sweep).
 // exp(0) is 1 and exp(-inf) is +0 exactly.
+// Its constants, which vec::exp_scaled8 reads too (one table: the two cannot drift apart).
+struct ExpCephes {
+  static constexpr float kFloor = -104.0f;                // at or below: +0
+  static constexpr float kLog2e = 1.44269504088896341f;
+  static constexpr float kRound = 12582912.0f;            // 1.5 x 2^23: (t + kRound) - kRound rounds t
+  static constexpr float kLn2Hi = 0.693359375f;           // 9 bits: n x kLn2Hi is exact
+  static constexpr float kLn2Lo = -2.12194440e-4f;
+  static constexpr float kP[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                                  4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+  static constexpr int kBias = 64 + 127;                  // 2^(n + 64) as a biased exponent
+  static constexpr float kTwoM64 = 5.42101086242752217e-20f;  // 2^-64
+};
 inline float exp_scaled_cpu(float v) {
-  if (!(v > -104.0f)) return 0.0f;
-  const float t = v * 1.44269504088896341f;
-  const float n = (t + 12582912.0f) - 12582912.0f;
-  float r = v - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
+  using C = ExpCephes;
+  if (!(v > C::kFloor)) return 0.0f;
+  const float t = v * C::kLog2e;
+  const float n = (t + C::kRound) - C::kRound;
+  float r = v - n * C::kLn2Hi;
+  r = r - n * C::kLn2Lo;
+  float p = C::kP[0];
+  for (int i = 1; i < 6; ++i) p = p * r + C::kP[i];
   const float z = r * r;
   float y = p * z;
   y = y + r;
   y = y + 1.0f;
-  const int e = static_cast<int>(n) + 64 + 127;  // 2^(n + 64): a biased exponent in [1, 191]
+  const int e = static_cast<int>(n) + C::kBias;  // in [41, 191]
   float scale;
   const uint32_t bits = static_cast<uint32_t>(e) << 23;
   std::memcpy(&scale, &bits, sizeof scale);
-  return (y * scale) * 5.42101086242752217e-20f;  // 2^-64
+  return (y * scale) * C::kTwoM64;
 }
 
 // e^v, v <= 0, for logsumexp's scaled sums: on the GPU a float32 takes the hardware 2^x of

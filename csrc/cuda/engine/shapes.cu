@@ -40,13 +40,14 @@ Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, bool aligned, boo
   // How a thread reads its columns (reduce.cuh, ColumnLoads): one column a thread where 16-byte
   // vectors would leave too few threads (columns_scalar, tuning/tuning.h), else a vector of
   // 16 / elem columns, realigned in registers when the rows are not all aligned.
+  const int64_t lanes = (R + lane_elems(elem) - 1) / lane_elems(elem);
   {
-    const int64_t vector_threads = (C + 16 / elem - 1) / (16 / elem) * ((R + lane_elems(elem) - 1) / lane_elems(elem)) * B;
+    const int64_t vector_threads = (C + 16 / elem - 1) / (16 / elem) * lanes * B;
     const bool scalar = o.columns_loads == 2 || (o.columns_loads == 0 && columns_scalar(vector_threads, elem, aligned, batched, num_sms));
     s.loads = scalar ? ColumnLoads::Scalar : aligned ? ColumnLoads::Vectors : ColumnLoads::Realigned;
   }
   const int V = s.loads == ColumnLoads::Scalar ? 1 : 16 / elem;
-  const int64_t cv = (C + V - 1) / V, lanes = (R + lane_elems(elem) - 1) / lane_elems(elem);
+  const int64_t cv = (C + V - 1) / V;
   // A row segment of 128 contiguous bytes (8 threads of vectors; a warp of scalar threads reads
   // min(32 x elem, 128) bytes) and the rest of the block stacks lane groups (up to 32; when there
   // are fewer the block widens across columns). A thread takes the tuning table's lanes

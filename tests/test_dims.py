@@ -13,8 +13,8 @@ What judges what:
   float16/bfloat16, float64 for float64; with dtype= the narrower of the input's and the target's
   model accumulators (either reading of "the target's accumulator if wider" passes), plus the
   difference between the cast and uncast values where dtype= rounds the input. D: on CUDA, for
-  explicit dims, G + ceil(log2(ceil(N/G))) + 1 per merged reduced run (G = 64 // itemsize), summed
-  over the runs of a plan with several steps; on CPU (and for dim=None) D = N, the worst case of
+  explicit dims, G + ceil(log2(ceil(N/G))) + 1 for the slice's N values, which the engine reduces
+  as one run whatever its reduced dims (G = 64 // itemsize); on CPU (and for dim=None) D = N, the worst case of
   any summation tree.
 - Batch invariance: each output's bits depend only on its slice's values and reduced shape, so a
   row of a big matrix equals the same row reduced alone, a column of a wide matrix equals the same
@@ -159,15 +159,9 @@ def _ceil_log2(v: int) -> int:
 
 
 def memory_order(x: torch.Tensor):
-    """x's dims of size > 1 as (size, index), outermost first: in memory order if x is
-    non-overlapping and dense (the engine plans such a tensor in place), else in logical order (the
-    engine reduces a contiguous copy)."""
+    """x's dims of size > 1 as (size, index), outermost first, in memory order: by stride, largest
+    first, equal strides in logical order (plan.h; a view with gaps is copied keeping that order)."""
     dims = sorted(((x.shape[i], x.stride(i), i) for i in range(x.dim()) if x.shape[i] != 1), key=lambda t: -t[1])
-    expect = 1
-    for size, stride, _ in reversed(dims):
-        if stride != expect:
-            return [(x.shape[i], i) for i in range(x.dim()) if x.shape[i] != 1]
-        expect *= size
     return [(size, i) for size, _, i in dims]
 
 
@@ -184,12 +178,12 @@ def merged_runs(x: torch.Tensor, dims) -> list[list]:
 
 
 def cuda_depth(x: torch.Tensor, dims: tuple[int, ...], itemsize: int) -> int:
-    """D of the CUDA dims engine (plan.h): reduced dims adjacent in memory order merge into one run;
-    each run of N values is G-value lanes, each sequential, then a pairwise tree over the lanes:
-    G + ceil(log2(ceil(N/G))) + 1; a plan of several steps adds its steps' depths."""
-    runs = merged_runs(x, dims)
+    """D of the CUDA dims engine (plan.h): a slice's N values are one run (its reduced dims in
+    memory order, merged or not): G-value lanes, each sequential, then a pairwise tree over the
+    lanes: G + ceil(log2(ceil(N/G))) + 1."""
+    n = math.prod(n for n, r in merged_runs(x, dims) if r)
     g = 64 // itemsize
-    return sum(g + _ceil_log2(-(-n // g)) + 1 for n, r in runs if r)
+    return g + _ceil_log2(-(-n // g)) + 1
 
 
 def float_bounds(x: torch.Tensor, dim, out_dtype: torch.dtype, eff: torch.dtype, explicit_dims: bool):
@@ -764,10 +758,11 @@ PLAN_CASES = [((64, 256, 1024), (0, 2)), ((3, 2**22 + 7), (1,)), ((2**18 + 1, 3)
 
 @pytest.mark.parametrize("permute", [False, True])
 def test_bound_model_matches_the_engine_plan(permute):
-    """The CUDA depth model used by the accuracy bounds (cuda_depth: merged reduced runs in memory
-    order, G + ceil(log2(ceil(N/G))) + 1 per run) describes the engine's real plan
-    (reducekit._C.dims_plan): one step per reduced run, innermost first, with the same extents, and
-    a depth at least the engine's own for every element size."""
+    """The CUDA depth model used by the accuracy bounds (cuda_depth: the slice's N values as one
+    run, G + ceil(log2(ceil(N/G))) + 1) describes the engine's real plan (reducekit._C.dims_plan):
+    its merged reduced runs, innermost first, are the model's, and the depth of the one run the
+    engine reduces them as (a single step's own; for several, min(N, G) + ceil(log2(ceil(N/G))),
+    plan.h's step_depth of N) is at most the model's for every element size."""
     for shape, dims in PLAN_CASES:
         x = torch.empty(shape)
         if permute:
@@ -778,7 +773,9 @@ def test_bound_model_matches_the_engine_plan(permute):
             runs = merged_runs(x, dims)
             extents = [n for n, r in reversed(runs) if r]
             assert [s["extent"] for s in plan] == extents, f"{shape} dims={dims} permuted={permute}: plan {plan}, model {extents}"
-            assert cuda_depth(x, dims, itemsize) >= sum(s["depth"] for s in plan), f"{shape} dims={dims}: model below the plan's depth"
+            n, g = math.prod(extents), 64 // itemsize
+            depth = plan[0]["depth"] if len(plan) == 1 else min(n, g) + _ceil_log2(-(-n // g))
+            assert cuda_depth(x, dims, itemsize) >= depth, f"{shape} dims={dims}: model below the engine's depth"
             assert math.prod(shape) == 0 or all(s["extent"] > 1 for s in plan)
 
 
@@ -949,16 +946,197 @@ def test_cuda_long_columns_split_across_blocks(dtype):
 @pytest.mark.cuda
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int16], ids=str)
 def test_cuda_two_step_plan_accuracy(dtype):
-    """(64, 256, 1024) over (0, 2): the reduced dims do not merge (two steps, the first writing the
-    accumulator type): against the exact sums, and narrower kept ranges (still two steps: a kept
-    extent of 1 would merge the reduced dims into one run, another order) bitwise equal."""
+    """(64, 256, 1024) over (0, 2): the reduced dims do not merge (a plan of two runs, gathered as
+    one): against the exact sums, and narrower kept ranges bitwise equal, a kept extent of 1
+    (where the reduced dims merge into one run in place) included."""
     x = data((64, 256, 1024), dtype, "cuda", "two_step")
     poison_allocator("cuda")
     full = reducekit.sum(x, dim=(0, 2))
     check(full, x, (0, 2), what="two-step plan")
-    for j, k in ((0, 2), (1, 3), (126, 5), (253, 3)):
+    for j, k in ((0, 2), (1, 3), (126, 5), (253, 3), (7, 1), (255, 1)):
         poison_allocator("cuda")
         assert_same_bits(reducekit.sum(x[:, j:j + k], dim=(0, 2)), full[j:j + k], f"kept indices {j}:{j + k}")
+
+
+# ------------------------------------------------------------------------------------------------
+# d2. The multi-dim order (engine/plan.h): reduced dims that do not merge are one run of the slice's
+# values, its reduced dims in memory order. CUDA reads that run through the dims (the gather step, no
+# copy); the CPU, and CUDA layouts the gather step does not take, reduce a copy with the reduced dims
+# last in that order. Every op, so every operator's lane function meets the gather step.
+
+MULTI_OPS = {
+    "sum": lambda t, d: (reducekit.sum(t, d),),
+    "nansum": lambda t, d: (reducekit.nansum(t, d),),
+    "mean": lambda t, d: (reducekit.mean(t, d),),
+    "amax": lambda t, d: (reducekit.amax(t, d),),
+    "aminmax": lambda t, d: tuple(reducekit.aminmax(t, dim=d[0]) if len(d) == 1 else (reducekit.amin(t, d), reducekit.amax(t, d))),
+    "var_mean": lambda t, d: tuple(reducekit.var_mean(t, d)),
+    "std": lambda t, d: (reducekit.std(t, d),),
+    "logsumexp": lambda t, d: (reducekit.logsumexp(t, d),),
+    "vector_norm": lambda t, d: (reducekit.linalg.vector_norm(t, 2, d),),
+    "vector_norm_inf": lambda t, d: (reducekit.linalg.vector_norm(t, float("inf"), d),),
+    "count_nonzero": lambda t, d: (reducekit.count_nonzero(t, d),),
+    "prod": lambda t, d: (_prod_dims(t, d),),
+    "all": lambda t, d: (reducekit.all(t, d),),
+}
+FLOAT_ONLY = {"mean", "var_mean", "std", "logsumexp", "vector_norm", "vector_norm_inf"}
+
+
+def _prod_dims(t, d):
+    """prod over a dims list: torch's prod (and reducekit.prod) take one dim; the op beneath takes any."""
+    return reducekit.reductions._call("prod", t, list(d))
+
+
+# (base shape in memory order, permutation of the base giving the view, the view's reduced dims).
+# In every case but the plain contiguous one the reduced dims' memory order differs from their
+# logical order, and in all of them reduced runs lie on both sides of a kept one in memory (so that
+# a kept extent of 1 merges them). The innermost memory dim is reduced (the gather step's rows form
+# on CUDA where that run is at least 2 lanes long, tuning.h, else a copy), or in the last three
+# kept (its columns form for the operators that enter values one by one, else a copy); runs are and
+# are not multiples of a lane (lanes that cross from one run into the next), and some slices split
+# over blocks.
+MULTI_CASES = [
+    ((6, 5, 37), (2, 1, 0), (0, 2)),                # memory [6 r, 5 k, 37 r], view (37, 5, 6)
+    ((26, 15, 14), (2, 0, 1), (0, 1)),              # the issue's logsumexp (14, 26, 15) over (0, 1): [26 r, 15 k, 14 r]
+    ((2, 1813, 59, 3), (3, 0, 1, 2), (0, 1)),       # the issue's var_mean pattern, smaller: [2 r, 1813 x 59 k, 3 r]
+    ((4, 7, 3, 64), (0, 3, 2, 1), (1, 3)),          # [4 k, 7 r, 3 k, 64 r]: whole lanes of every type
+    ((5, 3, 1030), (2, 1, 0), (0, 2)),              # [5 r, 3 k, 1030 r]
+    ((2, 33, 20001), (2, 1, 0), (0, 2)),            # 2 x 20001 a slice: split over blocks in every type
+    ((7, 5, 6, 4, 3), (4, 1, 2, 3, 0), (0, 2, 4)),  # [7 r, 5 k, 6 r, 4 k, 3 r]: three runs
+    ((6, 40, 7), (0, 1, 2), (0, 2)),                # contiguous: the logical order is the memory order
+    ((8, 5, 6, 24), (2, 1, 0, 3), (0, 2)),          # [8 r, 5 k, 6 r, 24 k]: kept innermost (columns form)
+    ((5, 3, 4001, 7), (2, 1, 0, 3), (0, 2)),        # [5 r, 3 k, 4001 r, 7 k]: columns, misaligned, lanes split over blocks
+    ((6, 5, 40, 16), (2, 0, 1, 3), (0, 1)),         # [6 r, 5 k, 40 r, 16 k]: columns, 16-byte aligned rows in 4-byte types
+]
+
+
+def _multi(op, dtype, device, case, i):
+    shape, perm, dims = case
+    if op in FLOAT_ONLY and not dtype.is_floating_point:
+        return None
+    x = data(shape, dtype, device, "multi", i).permute(perm)
+    if op == "prod":
+        x = 1 + (x - x.mean()) * (0.01 if x.numel() > 10**4 else 0.1) if dtype.is_floating_point else x % 3 - 1
+    if op in ("count_nonzero", "all", "nansum"):
+        x = x.clone()
+        if dtype.is_floating_point:
+            x[x.abs() < 0.3] = 0 if op != "nansum" else float("nan")
+        else:
+            x[x % 3 == 0] = 0
+    return x, dims
+
+
+def _kept_slices(x, dims):
+    """Views of x that keep its strides: one index and two of each kept dim (non-dense views
+    where the dim is not outermost), and the result's matching index."""
+    kept = [d for d in range(x.dim()) if d not in dims]
+    for pos, k in enumerate(kept):
+        n = x.shape[k]
+        for i, w in ((0, 1), (n - 1, 1), (n // 2, min(2, n - n // 2))):
+            yield x.narrow(k, i, w), pos, i, w
+
+
+MULTI_DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int32, torch.int8]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("op", list(MULTI_OPS))
+def test_multi_dim_batch_invariant(device, op):
+    """Each output of a reduction over several reduced dims, on permuted layouts, is bitwise the
+    same as the reduction of its own slice (one or two indices of a kept dim, a view with the
+    batch's strides; dense or not, where the reduced dims merge or not): its order depends on the
+    slice alone. Before the multi-dim order, var_mean float32 (3, 2, 18134, 59) over (0, 1) and
+    logsumexp float32 (14, 26, 15) over (0, 1) on permuted layouts broke this (issue 21)."""
+    f = MULTI_OPS[op]
+    for dtype in MULTI_DTYPES[:3] if device == "cpu" else MULTI_DTYPES:
+        for i, case in enumerate(MULTI_CASES):
+            m = _multi(op, dtype, device, case, i)
+            if m is None:
+                continue
+            x, dims = m
+            poison_allocator(device)
+            whole = f(x, dims)
+            for s, pos, j, w in _kept_slices(x, dims):
+                poison_allocator(device)
+                alone = f(s, dims)
+                for a, b in zip(whole, alone):
+                    assert same_bits(a.narrow(pos, j, w), b), (f"{op} {dtype} {tuple(x.shape)} strides {x.stride()} over {dims}: "
+                                                               f"kept dim {pos} [{j}:{j + w}] differs from its batch")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64], ids=str)
+@pytest.mark.parametrize("case", MULTI_CASES[:7], ids=lambda c: f"{c[0]}-{c[2]}")
+def test_multi_dim_order_model_cpu(dtype, case):
+    """vector_norm(x, 1) over several dims is the engine's order written out in numpy: the slice's
+    values with the reduced dims sorted by stride (largest first) and flattened, lanes of 64 bytes,
+    each from 0 in order, a pairwise tree over the lanes; mean is that sum over n."""
+    shape, perm, dims = case
+    x = data(shape, dtype, "cpu", "multi_model").permute(perm)
+    kept = [d for d in range(x.dim()) if d not in dims]
+    red = sorted(dims, key=lambda d: -x.stride(d))
+    vals = x.permute(kept + red).reshape(math.prod(x.shape[d] for d in kept), -1)
+    vals = (vals.float() if dtype == torch.bfloat16 else vals).numpy()
+    acc = np.float32 if dtype == torch.bfloat16 else np.float64
+    lanes = 64 // x.element_size()
+    model = _lane_tree(np.abs(vals), lanes, acc)
+    got = reducekit.linalg.vector_norm(x, 1, dims).reshape(-1)
+    want = torch.from_numpy(np.asarray(model)).to(dtype)
+    assert same_bits(got, want), f"vector_norm(1) over {dims} is not the multi-dim order"
+    n = vals.shape[1]
+    got = reducekit.mean(x, dims).reshape(-1)
+    want = torch.from_numpy((_lane_tree(vals, lanes, acc) / acc(n)).astype(acc)).to(dtype)
+    assert same_bits(got, want), f"mean over {dims} is not the multi-dim order"
+
+
+def _lane_tree(vals: np.ndarray, g: int, acc) -> np.ndarray:
+    """Rows of vals reduced in the engine's order: lanes of g values from 0 in order, a perfect
+    pairwise tree over the lanes (padded with zeros)."""
+    n = vals.shape[-1]
+    lanes = []
+    for l0 in range(0, n, g):
+        s = np.zeros(vals.shape[:-1], dtype=acc)
+        for k in range(l0, min(n, l0 + g)):
+            s = (s + vals[..., k].astype(acc)).astype(acc)
+        lanes.append(s)
+    while len(lanes) > 1:
+        if len(lanes) % 2:
+            lanes.append(np.zeros_like(lanes[0]))
+        lanes = [(lanes[i] + lanes[i + 1]).astype(acc) for i in range(0, len(lanes), 2)]
+    return lanes[0]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("op", list(MULTI_OPS))
+def test_cuda_gather_equals_copy(op):
+    """The gather step (several reduced dims read through the dims, no copy) gives the bits of the
+    copy with the reduced dims last reduced as rows (reducekit._C._dims_gather(False)), for every op
+    and dtype, on lanes inside one run, lanes that cross runs, and slices split over blocks; and the
+    results are torch's (exactly for integers and extrema, within float tolerance otherwise)."""
+    f = MULTI_OPS[op]
+    for dtype in MULTI_DTYPES:
+        for i, case in enumerate(MULTI_CASES):
+            m = _multi(op, dtype, "cuda", case, i)
+            if m is None:
+                continue
+            x, dims = m
+            try:
+                reducekit._C._dims_gather(False)
+                poison_allocator("cuda")
+                copied = f(x, dims)
+            finally:
+                reducekit._C._dims_gather(True)
+            poison_allocator("cuda")
+            gathered = f(x, dims)
+            for a, b in zip(gathered, copied):
+                assert same_bits(a, b), f"{op} {dtype} {tuple(x.shape)} strides {x.stride()} over {dims}: gather differs from the copy"
+            cpu = f(x.cpu(), dims)
+            for a, b in zip(gathered, cpu):
+                assert a.dtype == b.dtype and a.shape == b.shape
+                if op in ("amax", "aminmax", "count_nonzero", "all") or not dtype.is_floating_point:
+                    assert torch.equal(a.cpu(), b), f"{op} {dtype} over {dims}: CUDA differs from the CPU"
+                else:
+                    torch.testing.assert_close(a.cpu().double(), b.double(), rtol=2.0**-6 if dtype in (torch.bfloat16, torch.float16) else 1e-5,
+                                               atol=1e-5, equal_nan=True)
 
 
 # ------------------------------------------------------------------------------------------------

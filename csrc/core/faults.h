@@ -58,7 +58,9 @@ namespace rk {
   X(CpuOpsExtremumZero, "cpu_ops_extremum_zero", "CPU amax/amin rows of float32/float64 in AVX2: a zero result keeps the vector max's zero, not the first zero's sign") \
   X(ColumnsCutBatch, "columns_cut_batch", "columns kernel, lanes read 8 rows at a time (misaligned, or wide accumulators): a whole batch of 8 loses its last row") \
   X(ColumnsScalarRow, "columns_scalar_row", "columns kernel, one column a thread: a batch's last row is read as its first row again") \
-  X(CpuExpLibm, "cpu_exp_libm", "CPU logsumexp: the scalar exponential is glibc's expf, not the polynomial the AVX2 lanes compute")
+  X(CpuExpLibm, "cpu_exp_libm", "CPU logsumexp: the scalar exponential is glibc's expf, not the polynomial the AVX2 lanes compute") \
+  X(GatherCarry, "gather_carry", "CUDA gather step (several reduced dims, no copy): a lane that crosses into the next run of the innermost reduced dim reads one value past its run first") \
+  X(RowsLogicalOrder, "rows_logical_order", "the copy with the reduced dims last (as_rows: CPU, and CUDA layouts the gather step does not take) puts them in their logical order, not by stride")
 
 enum class Fault : int {
 #define RK_FAULT_ENUM(id, name, what) id,

@@ -584,6 +584,8 @@ void run_impl(const OpDesc& d) {
 }  // namespace
 
 void cpu_op_step(const OpDesc& d) {
+  // The CPU backend does not gather (Backend::gathers): a plan of several steps reaches it as a copy.
+  TORCH_CHECK(d.kind != StepKind::Gather, "reducekit: internal error: a gather step reached the CPU");
   if (d.op == red::OpKind::Sum) {
     // sum's steps run on the CPU's vector sum kernels (cpu/dims_cpu.cpp: chunks of 2^16 values in
     // 16 lanes, an order of their own that the CPU's results have always had), in the dtypes that
@@ -592,7 +594,6 @@ void cpu_op_step(const OpDesc& d) {
     cpu_dims_step(d.kind, d.outer, d.extent, d.inner, d.in, t.in, t.acc, d.out0, t.out);
     return;
   }
-  TORCH_CHECK(!d.in_partial && !d.out_partial, "reducekit: internal error: ", red::op_name(d.op), " in a plan of several steps on the CPU");
   dispatch_cpu(d.in_dtype, [&](auto t) {
     using In = typename decltype(t)::T;
     red::for_op(

@@ -3,15 +3,10 @@
 // type of every operator, sum included.
 //   rows:    `outer` rows of `extent` contiguous values -> out[outer]
 //   columns: `outer` batches of an extent x inner matrix reduced over extent -> out[outer][inner]
+//   gather:  `outer` rows of `extent` values each, read through `gather`'s dims (engine/plan.h) -> out[outer]
 // A full reduction is one row. The output types are OpImpl's for in_dtype (Out0, Out1; with
 // `wide`, the sum accumulator for the first). Integer inputs reach the float-only ops only after a
-// cast (torch's promotion), so those ops take float dtypes (op_supported).
-//
-// A plan of several steps (engine/plan.h: reduced dims that do not merge into one extent) passes
-// partials between them, for the ops whose accumulator is a plain sum (OpImpl::kPartials: sum,
-// nansum): every step but the last writes the accumulator (out_partial), and every step but the
-// first reads it (in_partial) and adds it with sum's operator. in_dtype stays the reduction's
-// input dtype throughout: it fixes the accumulator and output types. Torch-free, CUDA-free.
+// cast (torch's promotion), so those ops take float dtypes (op_supported). Torch-free, CUDA-free.
 #pragma once
 
 #include <cstdint>
@@ -27,13 +22,12 @@ struct OpDesc {
   red::NormOrd ord = red::NormOrd::Two;
   StepKind kind = StepKind::Rows;
   int64_t outer = 1, extent = 1, inner = 1;
+  Gather gather;  // kind == Gather (CUDA only): outer = gather.K rows of extent = gather.N values, read through the dims
   const void* in = nullptr;
   DType in_dtype = DType::Float32;
   void* out0 = nullptr;
   void* out1 = nullptr;  // the second output of var_mean, std_mean and aminmax
   bool wide = false;
-  bool in_partial = false;   // `in` holds the previous step's accumulators (the op is then sum)
-  bool out_partial = false;  // out0 receives accumulators for the next step
   red::Params params;
 };
 
@@ -52,8 +46,8 @@ struct SumStepTypes {
 inline SumStepTypes sum_step_types(const OpDesc& d) {
   const DType src = d.in_dtype;
   const DType acc = !is_floating(src) ? DType::Int64 : (dtype_bytes(src) == 2 ? DType::Float32 : DType::Float64);
-  const DType out = d.out_partial ? acc : (!is_floating(src) ? DType::Int64 : (d.wide ? acc : src));
-  return {d.in_partial ? acc : src, acc, out};
+  const DType out = !is_floating(src) ? DType::Int64 : (d.wide ? acc : src);
+  return {src, acc, out};
 }
 
 }  // namespace rk

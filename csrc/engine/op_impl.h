@@ -46,9 +46,6 @@ struct Impl {
   using Out0 = Out0_;
   using Out1 = Out1_;
   static constexpr bool kWide = kWide_;
-  // Whether a plan of several steps may run the op (engine/op_desc.h's partials): its accumulator
-  // is a plain sum, written by one step and added by sum's operator in the next.
-  static constexpr bool kPartials = false;
 };
 
 template <OpKind K, NormOrd O, class In, bool kHalf, class Ty = TypesOf<In, kHalf>>
@@ -56,24 +53,19 @@ struct OpImpl;
 
 // sum: the value converted to the accumulator (a wrapping int64 for bool and integers, A for
 // floats) and added; output int64 for bool and integers, else the input's dtype or (dtype=) the
-// wide one. Its accumulator is plain, so a plan of several steps passes it between them
-// (kPartials, engine/op_desc.h).
+// wide one.
 template <class In, class Ty>
 using SumAcc = std::conditional_t<std::is_integral_v<In>, int64_t, typename Ty::A>;
 template <NormOrd O, class In, bool H, class Ty>
 struct OpImpl<OpKind::Sum, O, In, H, Ty>
     : Impl<MapReduce<SumAcc<In, Ty>, SumAcc<In, Ty>, SumM>, std::conditional_t<std::is_integral_v<In>, int64_t, In>,
-           std::conditional_t<std::is_integral_v<In>, int64_t, In>, !std::is_integral_v<In>> {
-  static constexpr bool kPartials = true;
-};
+           std::conditional_t<std::is_integral_v<In>, int64_t, In>, !std::is_integral_v<In>> {};
 // Sums of the value: accumulated as sum's, output the input's dtype or (dtype=) the wide one.
 template <NormOrd O, class In, bool H, class Ty>
 struct OpImpl<OpKind::Mean, O, In, H, Ty> : Impl<MapReduce<typename Ty::A, typename Ty::A, SumM, MapId, FinMean>, In, In, true> {};
-// nansum's partials are sum's: a later step adds them as sum does (a NaN partial, from inf - inf, stays NaN).
+// nansum: sum's accumulator, NaN entered as 0.
 template <NormOrd O, class In, bool H, class Ty>
-struct OpImpl<OpKind::NanSum, O, In, H, Ty> : Impl<MapReduce<typename Ty::A, typename Ty::A, SumM, MapNanZero>, In, In, true> {
-  static constexpr bool kPartials = true;
-};
+struct OpImpl<OpKind::NanSum, O, In, H, Ty> : Impl<MapReduce<typename Ty::A, typename Ty::A, SumM, MapNanZero>, In, In, true> {};
 template <NormOrd O, class In, bool H, class Ty>
 struct OpImpl<OpKind::NanMean, O, In, H, Ty> : Impl<NanMean<typename Ty::A, typename Ty::A>, In, In, true> {};
 // Products multiply in the value type (integers wrap in int64, as torch's).
@@ -168,6 +160,16 @@ decltype(auto) for_op(OpKind op, NormOrd ord, F&& f, Bad&& bad) {
     case OpKind::Count: break;
   }
   return bad();
+}
+
+// Whether op enters a lane's values one by one (its operator is not Op::kBatched): such a lane may
+// be read in pieces that continue one accumulator, as the CUDA gather step's columns form reads a
+// lane that crosses from one run of its innermost reduced dim into the next.
+inline bool enters_values(OpKind op, NormOrd ord) {
+  return for_op(
+      op, ord,
+      [](auto k, auto o) { return !OpImpl<decltype(k)::value, decltype(o)::value, float, false>::Op::kBatched; },
+      [] { return false; });
 }
 
 }  // namespace red

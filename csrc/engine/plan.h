@@ -6,12 +6,17 @@
 //     adjacent dims are merged when both are reduced or both kept and they are contiguous with
 //     each other. (2^20, 64) along dim 1 becomes one "rows" step; (64, 256, 1024) over (0, 2)
 //     stays [reduced 64, kept 256, reduced 1024].
-//  2. Steps reduce the innermost reduced dim first:
+//  2. One step per merged reduced run, the innermost first:
 //       rows     the reduced extent L is innermost (contiguous): K rows of L elements;
 //       columns  the reduced extent R has a contiguous kept extent C inside it: B batches of an
 //                R x C matrix reduced over R.
-//     A plan with several reduced dims (the general case) runs several steps; every step but the
-//     last writes its result in the accumulator type, and the next step reads that.
+//     The engine runs a plan of one step as that step. A plan of several steps is not run step by
+//     step (until session 40 sum's was, each step writing accumulators for the next: an order that
+//     depended on which dims merged, so a slice's bits could differ from its batch's): its reduced
+//     dims are read as one run (the multi-dim order below), by the Gather step on CUDA (below: the
+//     rows kernel, or the columns kernel where the innermost dim is kept, reading through the dims,
+//     no copy; torch/sum.cpp's one_step says which plans take it) or, on the CPU and for the plans it
+//     does not take, by a rows step over a copy with the reduced dims last in that order.
 //  A sum with dim=None and its natural result dtype does not come here: it stays single_pass (CUDA)
 //  or the whole-tensor CPU sum. Everything else over all dims does: a dim=None sum with a dtype=
 //  that changes the result (16-bit -> float32, float32 -> float64), an explicit dim list that
@@ -26,6 +31,20 @@
 // columns there are, the kept dims, the grid, the stream, or the GPU. That is what makes
 // sum(x, dim=-1)[i] bitwise equal to sum(x[i:i+1], dim=-1)[0], and a row sum equal to the column
 // sum of the same values.
+//
+// Several reduced dims (the multi-dim order): a slice's values are taken as ONE run, in the memory
+// order of its reduced dims: the reduced dims of size > 1, sorted by the input's strides, largest
+// first, and flattened row-major (a broadcast view, with a dim of stride 0, is first copied in its
+// logical order: torch/sum.cpp, dense_in_order). In terms of the slice's logical reduced index
+// (i_1 .. i_m over the reduced dims d_1 < ... < d_m, sizes n_1 .. n_m) and pi, that sort: the value
+// at i has position
+// k = sum_j i_pi(j) * prod_{l > j} n_pi(l) in the run, and the run of N = n_1 ... n_m values is
+// reduced as a row is (lanes of G, each in position order, a perfect pairwise tree over the lanes).
+// The strides decide only the order of the reduced dims among themselves, so a slice of a batch
+// (which keeps the batch's strides) has its batch's bits whatever the kept dims are, and whether or
+// not the reduced dims merge with each other; a non-dense input is copied keeping its dims' memory
+// order (torch/sum.cpp, dense_in_order). A single run in memory order (rows, columns, a whole
+// dense tensor) is the case m = 1 after merging: the same order, so their bits did not move.
 #pragma once
 
 #include <algorithm>
@@ -72,7 +91,9 @@ inline MergedDims merge_dims(int ndim, const int64_t* sizes, const int64_t* stri
   return m;
 }
 
-enum class StepKind { Rows, Columns };
+// Rows and Columns are make_plan's steps over a dense operand; Gather is a plan of several steps run
+// as one (the multi-dim order above), taken only by the CUDA engine (OpDesc::gather).
+enum class StepKind { Rows, Columns, Gather };
 
 // One kernel step over a dense (contiguous in memory order) operand.
 struct Step {
@@ -117,6 +138,60 @@ inline Plan make_plan(const MergedDims& m) {
   return p;
 }
 
+// A plan of several steps as one step of K rows of N values each, read through the dims (no copy):
+// output r (the kept dims' index in their memory order, as Rows writes them) starts at element
+// offset sum_i idx_i(r) * kstride[i] of the input, and value k of its run (the multi-dim order)
+// lies sum_i idx_i(k) * rstride[i] further, idx the row-major digits over ksize, rsize.
+// The digits are split by 32-bit multiply-high divisions (Divider: a int64 division in software was
+// 3 per lane, and the first gather kernel ran slower than a copy and a rows step); so K and N, and
+// every size, are below 2^31.
+inline constexpr int kGatherDims = 8;
+
+// n / d for 0 <= n, d < 2^31 as (umulhi(n, magic) + n) >> shift (Granlund and Montgomery; torch's
+// IntDivider): shift = ceil(log2(d)), magic = 2^32 (2^shift - d) / d + 1.
+struct Divider {
+  uint32_t d = 1, magic = 1;
+  uint32_t shift = 0;
+  static Divider of(uint32_t d) {
+    Divider r;
+    r.d = d;
+    while ((uint64_t{1} << r.shift) < d) ++r.shift;
+    r.magic = static_cast<uint32_t>(((uint64_t{1} << 32) * ((uint64_t{1} << r.shift) - d)) / d + 1);
+    return r;
+  }
+};
+
+struct Gather {
+  int nk = 0, nr = 0;
+  // The innermost dim is kept (a run of C = ksize[nk - 1] contiguous outputs): the columns form,
+  // B = K / C batches of N rows of C (else the rows form: K rows of N).
+  bool columns = false;
+  Divider ksize[kGatherDims], rsize[kGatherDims];
+  int64_t kstride[kGatherDims] = {}, rstride[kGatherDims] = {};
+  int64_t K = 1, N = 1;
+};
+
+// The Gather step of merged dims (memory order: outermost first); false when the kept or the
+// reduced dims are more than kGatherDims runs, or K or N reach 2^31 (such a tensor is copied,
+// torch/sum.cpp).
+inline bool make_gather(const MergedDims& m, Gather* g) {
+  Gather r;
+  constexpr int64_t kMax = (int64_t{1} << 31) - 1;
+  for (int i = 0; i < m.nd; ++i) {
+    const Dim& d = m.d[i];
+    int& n = d.reduced ? r.nr : r.nk;
+    if (n == kGatherDims) return false;
+    int64_t& total = d.reduced ? r.N : r.K;
+    total *= d.size;
+    if (total > kMax) return false;
+    (d.reduced ? r.rsize : r.ksize)[n] = Divider::of(static_cast<uint32_t>(d.size));
+    (d.reduced ? r.rstride : r.kstride)[n++] = d.stride;
+  }
+  r.columns = m.nd > 0 && !m.d[m.nd - 1].reduced;
+  *g = r;
+  return true;
+}
+
 // Elements per lane of the accumulation order for an element of `elem_bytes` bytes.
 inline constexpr int lane_elems(int elem_bytes) { return 64 / elem_bytes; }
 
@@ -140,6 +215,13 @@ inline int64_t step_depth(int64_t extent, int elem_bytes) {
   return std::min(extent, g) + ceil_log2(lanes);
 }
 
-inline const char* step_name(StepKind k) { return k == StepKind::Rows ? "rows" : "columns"; }
+inline const char* step_name(StepKind k) {
+  switch (k) {
+    case StepKind::Rows: return "rows";
+    case StepKind::Columns: return "columns";
+    case StepKind::Gather: return "gather";
+  }
+  return "?";
+}
 
 }  // namespace rk

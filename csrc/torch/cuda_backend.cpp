@@ -165,7 +165,7 @@ void exact_round_cuda(const at::Tensor& w2d, at::Tensor& out) {
 }
 
 const Backend& cuda_backend() {
-  static const Backend cuda{&full_cuda, &exact_rows_cuda, &exact_round_cuda, &op_step_cuda, &full_op_cuda};
+  static const Backend cuda{&full_cuda, &exact_rows_cuda, &exact_round_cuda, &op_step_cuda, &full_op_cuda, /*gathers=*/true};
   return cuda;
 }
 

@@ -65,15 +65,35 @@ struct Backend {
   // A gallery method's whole-tensor prod, amax, amin, all or any (CUDA methods only): a 0-dim
   // tensor of torch.sum's result dtype for x.
   at::Tensor (*full_op)(const at::Tensor& x, Method m, GalleryOp op);
+  // Whether op_step takes StepKind::Gather (a plan of several steps read through the dims); a
+  // backend without it gets a copy with the reduced dims last.
+  bool gathers;
 };
+
+// The one engine step of x over `reduced` (engine/plan.h): x itself when the reduced dims merge
+// into one run (rows, columns) or the backend gathers the plan's runs, else a (rows, len) copy.
+struct Plan1 {
+  at::Tensor x;  // the operand the step reads (the input, a dense copy in its memory order, or a (rows, len) copy)
+  at::Tensor dense;  // the input with its dims (itself, or a dense copy in its memory order): result_strides
+  StepKind kind = StepKind::Rows;
+  int64_t outer = 1, extent = 1, inner = 1;
+  Gather gather;  // kind == Gather
+  int nsteps = 1;  // make_plan's steps (0: only dims of size 1 are reduced)
+  // Every form writes its outputs dense in the memory order of the kept dims (result_strides of dense).
+};
+// enters_values: the operator's lane takes values one by one (red::enters_values), so the gather
+// step's columns form may read it.
+Plan1 one_step(const at::Tensor& x, const std::vector<bool>& reduced, const Backend& be, bool enters_values);
+// x when dense, else a dense copy that keeps the memory order of x's dims.
+at::Tensor dense_in_order(const at::Tensor& x);
 
 // reducekit::sum with torch.sum's signature and semantics, on a backend.
 at::Tensor sum_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype,
                     c10::string_view method, const Backend& be);
 
-// op (sum, or nansum: the ops whose steps pass partials, engine/op_desc.h) of dense-or-not x over
-// `reduced` in the engine plan's steps, as a contiguous result of dtype out_t (the natural or, with
-// wide, the sum accumulator's dtype).
+// op (sum, or nansum: the ops that run on the CPU's sum kernels, cpu/dims_cpu.cpp) of dense-or-not x
+// over `reduced` in the engine's one step, as a contiguous result of dtype out_t (the natural or,
+// with wide, the sum accumulator's dtype).
 at::Tensor reduce_plan(const at::Tensor& x, const std::vector<bool>& reduced, bool keepdim, red::OpKind op, bool wide,
                        at::ScalarType out_t, const Backend& be);
 
@@ -104,8 +124,9 @@ std::string dims_str(at::IntArrayRef dims);
 // Strides of a result of out_sizes that is dense in the memory order of x's kept dims.
 std::vector<int64_t> result_strides(const at::Tensor& x, const std::vector<bool>& reduced, bool keepdim,
                                     const std::vector<int64_t>& out_sizes);
-// x with its reduced dims moved last and flattened: a contiguous (rows, len) tensor.
-at::Tensor as_rows(const at::Tensor& x, const std::vector<bool>& reduced);
+// x with its reduced dims moved last (in the multi-dim order) and flattened: a contiguous (rows,
+// len) tensor; its rows in the kept dims' logical order, or their memory order.
+at::Tensor as_rows(const at::Tensor& x, const std::vector<bool>& reduced, bool kept_in_memory_order = false);
 // The result's sizes: kept dims, and reduced ones as 1 with keepdim.
 std::vector<int64_t> reduced_shape(at::IntArrayRef sizes, const std::vector<bool>& reduced, bool keepdim);
 

@@ -37,6 +37,13 @@ void bind_hooks(pybind11::module_& m) {
   }, "Tuning hook: force the dims columns kernel's (tx0, lanes per thread, batches per block; at most what one block "
      "holds, loads: 1 16-byte vectors, 2 one column a thread); (0, 0, 0, 0) restores the rule. Returns the previous tuple.",
      pybind11::arg("tx0"), pybind11::arg("lpt"), pybind11::arg("pack") = 0, pybind11::arg("loads") = 0);
+  m.def("_dims_gather", [](bool enabled) {
+    const bool old = tuning_overrides().no_gather == 0;
+    tuning_overrides().no_gather = enabled ? 0 : 1;
+    return old;
+  }, "Test hook: with False, a reduction over dims that do not merge into one run is copied with its reduced dims "
+     "last and reduced as rows, instead of read through its dims by the gather step (the same bits); True restores "
+     "the rule. Returns the previous setting.", pybind11::arg("enabled"));
   m.def("_ops_rows_lanes", [](int lpt) {
     TORCH_CHECK_VALUE(lpt >= 0 && lpt <= 16 && (lpt & (lpt - 1)) == 0,
                       "reducekit._C._ops_rows_lanes: lpt must be 0 (the rule) or a power of two up to 16, got " + std::to_string(lpt));

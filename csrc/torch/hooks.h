@@ -11,7 +11,7 @@ namespace rk {
 // the hooks below, from one thread (tests, benchmarks/tune_*.py); read by the CUDA backend per launch.
 TuningOverrides& tuning_overrides();
 
-// Binds _dims_columns_config, _ops_rows_lanes, _exact_config, _exact_configs and _single_pass_slots
+// Binds _dims_columns_config, _dims_gather, _ops_rows_lanes, _exact_config, _exact_configs and _single_pass_slots
 // (CUDA builds; none in a CPU-only build).
 void bind_hooks(pybind11::module_& m);
 

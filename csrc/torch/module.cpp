@@ -65,7 +65,8 @@ void bind_tables(pybind11::module_& m) {
     return steps;
   }, "The dims engine's plan for a dense tensor of (sizes, strides) reduced over dims ([] = all): a list of steps "
      "{kind: rows|columns, outer, extent, inner, depth (additions on the longest path in the CUDA order for an element "
-     "of elem_bytes bytes; later steps read the accumulator)}", pybind11::arg("sizes"), pybind11::arg("strides"),
+     "of elem_bytes bytes)}, one per merged reduced run, innermost first; a plan of several is reduced as one run "
+     "(engine/plan.h: the multi-dim order), gathered on CUDA or copied", pybind11::arg("sizes"), pybind11::arg("strides"),
      pybind11::arg("dims"), pybind11::arg("elem_bytes"));
   m.def("methods", [] {
     pybind11::list out;

@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "engine/op_impl.h"
 #include "torch/frontend.h"
 
 namespace rk {
@@ -62,34 +63,6 @@ double empty_value(OpKind op) {
     case red::Empty::Error: break;  // raised before an empty result is made
   }
   TORCH_CHECK(false, "reducekit.", op_name(op), ": internal error: an empty reduction of an op without an identity");
-}
-
-struct Plan1 {
-  at::Tensor x;  // the operand the step reads (x itself, or a contiguous copy)
-  StepKind kind = StepKind::Rows;
-  int64_t outer = 1, extent = 1, inner = 1;
-  bool memory_order = false;  // outputs are dense in the memory order of x's kept dims (else logical)
-};
-
-// One engine step for x reduced over `reduced`: in place when the reduced dims merge into one
-// extent in memory order (rows or columns), else a (rows, len) copy with the reduced dims last.
-Plan1 one_step(const at::Tensor& self, const std::vector<bool>& reduced) {
-  Plan1 s;
-  at::Tensor x = self.is_non_overlapping_and_dense() ? self : self.contiguous();
-  const Plan p = plan_for(x.sizes(), x.strides(), reduced);
-  if (p.nsteps == 1) {
-    s.x = x;
-    s.kind = p.steps[0].kind;
-    s.outer = p.steps[0].outer;
-    s.extent = p.steps[0].extent;
-    s.inner = p.steps[0].inner;
-    s.memory_order = true;
-    return s;
-  }
-  s.x = as_rows(x, reduced);
-  s.outer = s.x.size(0);
-  s.extent = s.x.size(1);
-  return s;
 }
 
 // The ops' result dtype (before dtype= for those that take it).
@@ -166,7 +139,7 @@ void check_input(OpKind op, const at::Tensor& self, std::optional<at::ScalarType
 std::vector<at::Tensor> run_op(OpKind op, const at::Tensor& x, const std::vector<bool>& reduced, const red::Params& prm,
                                red::NormOrd ord, bool wide, const c10::SmallVector<at::ScalarType, 2>& dts,
                                const std::vector<int64_t>& out_sizes, bool keepdim, const Backend& be) {
-  const Plan1 s = one_step(x, reduced);
+  const Plan1 s = one_step(x, reduced, be, red::enters_values(op, ord));
   OpDesc d;
   d.op = op;
   d.ord = ord;
@@ -174,6 +147,7 @@ std::vector<at::Tensor> run_op(OpKind op, const at::Tensor& x, const std::vector
   d.outer = s.outer;
   d.extent = s.extent;
   d.inner = s.inner;
+  d.gather = s.gather;
   d.in = s.x.const_data_ptr();
   d.in_dtype = to_rk_dtype(s.x.scalar_type());
   d.wide = wide;
@@ -181,9 +155,7 @@ std::vector<at::Tensor> run_op(OpKind op, const at::Tensor& x, const std::vector
   std::vector<at::Tensor> outs;
   outs.reserve(dts.size());
   for (const auto dt : dts) {
-    outs.push_back(OutLoan::result_buffer(outs.size(), out_sizes,
-                                          s.memory_order ? at::IntArrayRef(result_strides(s.x, reduced, keepdim, out_sizes)) : at::IntArrayRef(),
-                                          x.options().dtype(dt)));
+    outs.push_back(OutLoan::result_buffer(outs.size(), out_sizes, result_strides(s.dense, reduced, keepdim, out_sizes), x.options().dtype(dt)));
   }
   d.out0 = outs[0].mutable_data_ptr();
   if (outs.size() > 1) d.out1 = outs[1].mutable_data_ptr();

@@ -8,6 +8,9 @@
 #include <vector>
 
 #include "torch/frontend.h"
+#include "core/faults.h"
+#include "engine/op_impl.h"
+#include "torch/hooks.h"
 
 namespace rk {
 
@@ -31,53 +34,89 @@ std::string supported_names() {
   return s + ", complex32 (CUDA), complex64, complex128";
 }
 
-// Runs op's steps over the plan of dense x into out (dense in the kept dims' memory order): the
-// first step is op's, every later one sum's, reading the previous step's accumulators (engine/op_desc.h).
-void run_plan(const at::Tensor& x, const Plan& plan, red::OpKind op, bool wide, at::Tensor& out, const Backend& be) {
-  OpDesc d;
-  d.in_dtype = to_rk_dtype(x);
-  d.wide = wide;
-  d.in = x.const_data_ptr();
-  at::Tensor tmp;  // keeps the previous step's accumulators alive until the next step has been enqueued
-  for (int s = 0; s < plan.nsteps; ++s) {
-    const Step& st = plan.steps[s];
-    d.op = s == 0 ? op : red::OpKind::Sum;
-    d.kind = st.kind;
-    d.outer = st.outer;
-    d.extent = st.extent;
-    d.inner = st.inner;
-    d.in_partial = s > 0;
-    d.out_partial = s + 1 < plan.nsteps;
-    at::Tensor next;
-    if (d.out_partial) {
-      next = at::empty({st.kind == StepKind::Rows ? st.outer : st.outer * st.inner},
-                       x.options().dtype(to_scalar_type(sum_step_types(d).acc)));
-      d.out0 = next.mutable_data_ptr();
-    } else {
-      d.out0 = out.mutable_data_ptr();
-    }
-    be.op_step(x, d);
-    tmp = next;
-    d.in = tmp.defined() ? tmp.const_data_ptr() : nullptr;
-  }
+}  // namespace
+
+// x itself when dense, else a dense copy whose dims keep x's memory order: the multi-dim order
+// follows the strides (engine/plan.h), so a view with gaps is copied in its own dims' order, not
+// torch's contiguous one (a permuted view's slice and its batch then read their values alike). A
+// broadcast view (a dim of stride 0 and size > 1) has no memory order for that dim: it is copied in
+// its logical order, as torch's contiguous() does.
+at::Tensor dense_in_order(const at::Tensor& x) {
+  if (x.is_non_overlapping_and_dense()) return x;
+  const int64_t nd = x.dim();
+  for (int64_t i = 0; i < nd; ++i)
+    if (x.size(i) > 1 && x.stride(i) == 0) return x.contiguous();
+  std::vector<int64_t> perm(nd), inv(nd);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) { return x.stride(a) > x.stride(b); });
+  for (int64_t i = 0; i < nd; ++i) inv[perm[i]] = i;
+  return x.permute(perm).contiguous().permute(inv);
 }
 
-}  // namespace
+Plan1 one_step(const at::Tensor& self, const std::vector<bool>& reduced, const Backend& be, bool enters_values) {
+  Plan1 s;
+  const at::Tensor x = dense_in_order(self);
+  s.dense = x;
+  bool red[kMaxDims];
+  const int nd = static_cast<int>(x.dim());
+  for (int i = 0; i < nd; ++i) red[i] = reduced[i];
+  const MergedDims m = merge_dims(nd, x.sizes().data(), x.strides().data(), red);
+  const Plan p = make_plan(m);
+  s.nsteps = p.nsteps;
+  if (p.nsteps == 1) {
+    s.x = x;
+    s.kind = p.steps[0].kind;
+    s.outer = p.steps[0].outer;
+    s.extent = p.steps[0].extent;
+    s.inner = p.steps[0].inner;
+    return s;
+  }
+  // Several steps: one run through the dims (the gather step) where the backend has it: with a
+  // reduced innermost run of at least kGatherRowsMinLanes lanes (tuning.h: shorter runs read by
+  // elements lost to a copy), or a kept innermost run (the columns form) for an operator that
+  // enters values one by one. Anything else is copied with the reduced dims last (as_rows).
+  Gather g;
+  if (p.nsteps > 1 && be.gathers && !tuning_overrides().no_gather && make_gather(m, &g) &&
+      (g.columns ? enters_values : m.d[m.nd - 1].size >= kGatherRowsMinLanes * lane_elems(static_cast<int>(x.element_size())))) {
+    s.x = x;
+    s.kind = StepKind::Gather;
+    s.gather = g;
+    s.inner = g.columns ? g.ksize[g.nk - 1].d : 1;
+    s.outer = g.K / s.inner;
+    s.extent = g.N;
+    return s;
+  }
+  s.x = as_rows(x, reduced, /*kept_in_memory_order=*/true);
+  s.outer = s.x.size(0);
+  s.extent = s.x.size(1);
+  return s;
+}
 
 at::Tensor reduce_plan(const at::Tensor& self, const std::vector<bool>& reduced, bool keepdim, red::OpKind op, bool wide,
                        at::ScalarType out_t, const Backend& be) {
-  // The engine reads dense tensors in memory order; anything else is copied first.
-  const at::Tensor x = self.is_non_overlapping_and_dense() ? self : self.contiguous();
-  const std::vector<int64_t> out_sizes = reduced_shape(x.sizes(), reduced, keepdim);
-  at::Tensor out = OutLoan::result_buffer(0, out_sizes, result_strides(x, reduced, keepdim, out_sizes), x.options().dtype(out_t));
-  const Plan plan = plan_for(x.sizes(), x.strides(), reduced);
-  if (plan.nsteps == 0) {  // only dims of size 1 are reduced: each output is one input value
+  const std::vector<int64_t> out_sizes = reduced_shape(self.sizes(), reduced, keepdim);
+  const Plan1 s = one_step(self, reduced, be, /*enters_values=*/true);
+  if (s.nsteps == 0) {  // only dims of size 1 are reduced: each output is one input value
+    const at::Tensor& x = self;
+    at::Tensor out = OutLoan::result_buffer(0, out_sizes, {}, x.options().dtype(out_t));
     out.copy_((op == red::OpKind::NanSum ? x.masked_fill(x.isnan(), 0) : x).reshape(out_sizes));
     // A sum starts from +0.0, so a sum of the one value -0.0 is +0.0, as torch's (copying it kept -0.0).
     if (at::isFloatingType(out_t)) out.add_(0.0);
-  } else {
-    run_plan(x, plan, op, wide, out, be);
+    return out;
   }
+  at::Tensor out = OutLoan::result_buffer(0, out_sizes, result_strides(s.dense, reduced, keepdim, out_sizes), self.options().dtype(out_t));
+  OpDesc d;
+  d.op = op;
+  d.kind = s.kind;
+  d.outer = s.outer;
+  d.extent = s.extent;
+  d.inner = s.inner;
+  d.gather = s.gather;
+  d.in = s.x.const_data_ptr();
+  d.in_dtype = to_rk_dtype(s.x);
+  d.wide = wide;
+  d.out0 = out.mutable_data_ptr();
+  be.op_step(s.x, d);
   // torch's reductions return contiguous results; the engine wrote the kept dims in the input's
   // memory order, which differs only for permuted inputs.
   return out.is_contiguous() ? out : out.contiguous();
@@ -123,9 +162,11 @@ std::vector<int64_t> result_strides(const at::Tensor& x, const std::vector<bool>
   return strides;
 }
 
-// x (dense or not) with its reduced dims moved last and flattened: a contiguous (rows, len)
-// tensor, a view where the layout allows.
-at::Tensor as_rows(const at::Tensor& x, const std::vector<bool>& reduced) {
+// x (dense or not) with its reduced dims moved last and flattened, in the multi-dim order (by
+// stride, largest first), the kept dims in their logical order or (kept_in_memory_order, for a
+// result written as the engine writes one in place: result_strides) by stride: a contiguous
+// (rows, len) tensor, a view where the layout allows.
+at::Tensor as_rows(const at::Tensor& x, const std::vector<bool>& reduced, bool kept_in_memory_order) {
   std::vector<int64_t> perm;
   int64_t rows = 1, len = 1;
   for (int64_t i = 0; i < x.dim(); ++i)
@@ -133,11 +174,17 @@ at::Tensor as_rows(const at::Tensor& x, const std::vector<bool>& reduced) {
       perm.push_back(i);
       rows *= x.size(i);
     }
+  if (kept_in_memory_order)
+    std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) { return x.stride(a) > x.stride(b); });
+  std::vector<int64_t> red;  // the reduced dims in the multi-dim order: by stride, largest first (engine/plan.h)
   for (int64_t i = 0; i < x.dim(); ++i)
     if (reduced[i]) {
-      perm.push_back(i);
+      red.push_back(i);
       len *= x.size(i);
     }
+  if (!RK_FAULT_IS(RowsLogicalOrder))  // planted: the logical order
+    std::stable_sort(red.begin(), red.end(), [&](int64_t a, int64_t b) { return x.stride(a) > x.stride(b); });
+  perm.insert(perm.end(), red.begin(), red.end());
   return x.permute(perm).reshape({rows, len}).contiguous();
 }
 

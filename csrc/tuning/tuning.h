@@ -19,9 +19,19 @@ struct TuningOverrides {
   int columns_lanes = 0;  // columns kernel: lanes per thread, 1, 2, 4 or 8 (benchmarks/tune_dims.py)
   int columns_pack = 0;   // columns kernel: batches per block, a power of two (tests: the bits do not depend on it)
   int columns_loads = 0;  // columns kernel: 1 vectors (realigned where rows are misaligned), 2 one column a thread (tests, benchmarks/tune_columns.py)
+  int no_gather = 0;      // 1: a plan of several steps is copied (as_rows) instead of gathered (tests: the same bits)
   int exact_block = 0, exact_unroll = 0;  // method='exact': a compiled (block, unroll) pair (tests)
   int exact_bpr = 0;      // method='exact': blocks per row (tests)
 };
+
+// The CUDA gather step (several reduced dims read through the dims, engine/plan.h) with a reduced
+// innermost run takes that run's contiguous lanes as a row's (16-byte loads) and reads lanes that
+// cross into the next run by elements; shorter runs are copied with the reduced dims last and
+// reduced as rows instead. Measured with every such plan gathered (session 40, H100, the 71
+// multi-step cases of the sweep's seed 21, graph, same run, gather time / copy time, geometric
+// mean; benchmarks/sweep_ab.py on benchmarks/results/h100/s40_multidim/run3_every_plan_gathered/):
+// runs under 1 lane 1.26x, 1-2 lanes 1.08x, 2-4 lanes 0.74x, 4-16 lanes 0.62x, 16 lanes and more 0.41x.
+inline constexpr int kGatherRowsMinLanes = 2;
 
 struct AutoChoice {
   Method method;

@@ -25,37 +25,17 @@ cudaError_t run(const OpStep& a, size_t* ws) {
   const int rows_lpt = eng::IsPlainSum<Op>::value ? 0 : Op::kBatched ? ops_rows_lanes_per_thread(static_cast<int>(sizeof(In))) : 1;
   if (ws) {
     *ws = eng::step_workspace<Op>(a.kind, a.outer, a.extent, a.inner, static_cast<int>(sizeof(In)), a.in,
-                                                a.num_sms, rows_lpt, a.tuning);
+                                                a.num_sms, rows_lpt, a.tuning, a.gather);
     return cudaSuccess;
   }
-  return eng::run_step<In, Op, Out0, Out1>(a.kind, a.outer, a.extent, a.inner, static_cast<const In*>(a.in),
+  return eng::run_step<In, Op, Out0, Out1>(a.kind, a.outer, a.extent, a.inner, a.gather, static_cast<const In*>(a.in),
                                            eng::Outs<Out0, Out1>{static_cast<Out0*>(a.out0), static_cast<Out1*>(a.out1)},
                                            a.workspace, a.params, a.stream, a.cc, a.num_sms, a.pdl, rows_lpt, a.counter, a.tuning);
 }
 
-// Op I's step on input In: the first output wide when dtype= widened it. In a plan of several
-// steps (engine/op_desc.h), a kPartials op (sum, nansum) writes its accumulator for the next step,
-// and the later steps are sum's, reading that accumulator.
+// Op I's step on input In: the first output wide when dtype= widened it.
 template <class In, class I>
 cudaError_t run_impl(const OpStep& a, size_t* ws) {
-  if constexpr (I::kPartials) {
-    using P = typename I::Op::Acc;
-    static_assert(std::is_arithmetic_v<P>, "partials are plain sums");
-    if (a.in_partial) {
-      if constexpr (!eng::IsPlainSum<typename I::Op>::value) {
-        return cudaErrorInvalidValue;  // only sum reads partials
-      } else {
-        if (a.out_partial) return run<P, typename I::Op, P>(a, ws);
-        if constexpr (I::kWide) {
-          if (a.wide) return run<P, typename I::Op, Wide<In>>(a, ws);
-        }
-        return run<P, typename I::Op, typename I::Out0>(a, ws);
-      }
-    }
-    if (a.out_partial) return run<In, typename I::Op, P>(a, ws);
-  } else {
-    if (a.in_partial || a.out_partial) return cudaErrorInvalidValue;  // one step only
-  }
   if constexpr (I::kWide) {
     if (a.wide) return run<In, typename I::Op, Wide<In>, typename I::Out1>(a, ws);
   }

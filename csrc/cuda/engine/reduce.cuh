@@ -603,6 +603,110 @@ __global__ void __launch_bounds__(kThreads, kFused ? 1 : kRowsMinBlocks<In, Op, 
   if constexpr (kFused) finish_in_last_block<Op>(partials, nseg, fused, out, prm, smem);  // K == 1, fused.counter set
 }
 
+// Gather (engine/plan.h): the element offset of index i (< 2^31) of a row-major box of n dims
+// (sizes as Dividers, strides; the innermost last), and (inner) i's digit in the innermost dim.
+__device__ __forceinline__ int64_t gather_offset(const Divider* size, const int64_t* stride, int n, uint32_t i, uint32_t* inner) {
+  int64_t off = 0;
+#pragma unroll
+  for (int d = kGatherDims - 1; d >= 0; --d) {
+    if (d < n) {
+      const uint32_t q = (__umulhi(i, size[d].magic) + i) >> size[d].shift;
+      const uint32_t r = i - q * size[d].d;
+      off += static_cast<int64_t>(r) * stride[d];
+      if (d == n - 1) *inner = r;
+      i = q;
+    }
+  }
+  return off;
+}
+
+// A lane that crosses from one run of the innermost reduced dim into the next: its two contiguous
+// pieces, p1[0, len1) and then p2[len1, cnt), every element load issued before any is used. Not
+// inlined: its G values' registers, inlined, cost the whole kernel occupancy (16-bit sums over
+// runs of 2-300 lanes ran 1.1-1.6x slower, H100, session 40), and few lanes cross.
+template <class In, class Op>
+__device__ __noinline__ typename Op::Acc crossing_lane(const In* __restrict__ p1, const In* __restrict__ p2, int len1, int cnt, uint32_t k0,
+                                                       red::Params prm) {
+  constexpr int G = 64 / sizeof(In);
+  using T = typename Op::T;
+  In e[G];
+#pragma unroll
+  for (int k = 0; k < G; ++k) e[k] = k < cnt ? ld1((k < len1 ? p1 : p2) + k) : In{};
+  if constexpr (Op::kBatched) {
+    T v[G];
+#pragma unroll
+    for (int k = 0; k < G; ++k) v[k] = k < cnt ? to_acc<T>(e[k]) : T(0);
+    return Op::lane(v, cnt, k0, prm);
+  } else {
+    auto acc = Op::identity();
+#pragma unroll
+    for (int k = 0; k < G; ++k)
+      if (k < cnt) acc = Op::enter(acc, to_acc<T>(e[k]), k0 + k, prm);
+    return acc;
+  }
+}
+
+// Values k0 .. k0 + cnt - 1 (cnt <= G) of a gathered run whose row starts at xr: the same lane as
+// a row's (lane_reduce) of the same values. The innermost reduced dim has stride 1 and at least G
+// values (run_step checks), so a lane lies in one run, contiguous memory, and takes lane_reduce
+// itself (16-byte loads, realigned where misaligned), or crosses once into the next run.
+template <class In, class Op>
+__device__ __forceinline__ typename Op::Acc gather_lane(const In* __restrict__ xr, const Gather& g, uint32_t k0, int cnt,
+                                                        const red::Params& prm, const Bounds& bx) {
+  uint32_t j = 0, unused;
+  const int64_t off = gather_offset(g.rsize, g.rstride, g.nr, k0, &j);
+  const uint32_t n0 = g.rsize[g.nr - 1].d;
+  if (j + cnt <= n0) return lane_reduce<In, Op>(xr + off, cnt, k0, prm, bx);
+  // planted: a crossing lane reads one value past its run
+  const int len1 = static_cast<int>(n0 - j) + (RK_FAULT_IS(GatherCarry) ? 1 : 0);
+  const In* p2 = xr + gather_offset(g.rsize, g.rstride, g.nr, k0 + (n0 - j), &unused) - len1;
+  return crossing_lane<In, Op>(xr + off, p2, len1, cnt, k0, prm);
+}
+
+// A plan of several steps as one (engine/plan.h, Gather): g.K rows of g.N values, each row's values
+// read through the dims in the multi-dim order, with no copy of the input. The rows kernel's
+// one-lane form otherwise (its shape, its block tree and split rows' partials): the bits of a rows
+// step over a copy with the reduced dims last in that order, which is what the CPU computes.
+// span: the input's elements (its bytes bound the realigned loads).
+template <class In, class Op, class Out0, class Out1>
+__global__ void __launch_bounds__(kThreads)
+    gather_rows_kernel(const In* __restrict__ x, Gather g, int64_t span, int W, int64_t nseg, Outs<Out0, Out1> out,
+                       typename Op::Acc* __restrict__ partials, red::Params prm) {
+  using Acc = typename Op::Acc;
+  constexpr int G = 64 / sizeof(In);
+  __shared__ Acc smem[kTreeSlots<Op>];
+  grid_dependency_wait();
+  const int tid = threadIdx.x;
+  const int64_t K = g.K, L = g.N;
+  int64_t row, t, seg = 0;
+  if (nseg > 1) {
+    const unsigned ns = static_cast<unsigned>(nseg), r = blockIdx.x / ns;
+    row = r;
+    seg = blockIdx.x - r * ns;
+    t = seg * kThreads + tid;
+  } else {
+    const int lw = log2_pow2(W);
+    row = static_cast<int64_t>(blockIdx.x) * (kThreads >> lw) + (tid >> lw);
+    t = tid & (W - 1);
+  }
+  const int64_t lanes = (L + G - 1) / G;
+  Acc acc = Op::identity();
+  if (row < K && t < lanes) {
+    uint32_t unused;
+    const In* xr = x + gather_offset(g.ksize, g.kstride, g.nk, static_cast<uint32_t>(row), &unused);
+    acc = gather_lane<In, Op>(xr, g, static_cast<uint32_t>(t * G), static_cast<int>(L - t * G < G ? L - t * G : G), prm, bounds_of(x, span));
+  }
+  allow_dependent_launch();
+  acc = block_tree<Op>(acc, W, smem);
+  if ((tid & (W - 1)) == 0 && row < K) {
+    if (nseg > 1) {
+      st_acc(partials + row * nseg + seg, acc);
+    } else {
+      store<Op>(out, row, acc, prm);
+    }
+  }
+}
+
 // One lane of `rows` (<= G) rows of V = kColumnWidth<In, L> columns at p (row stride C, first row
 // index r0) entering acc[V], row by row. Vectors and Realigned (V columns, 16 bytes): up to 16 rows'
 // 16-byte loads issued before any is used; Realigned reads each row's vector as the two aligned
@@ -614,13 +718,16 @@ __global__ void __launch_bounds__(kThreads, kFused ? 1 : kRowsMinBlocks<In, Op, 
 // order: the same bits in every form.
 template <class In, class Op, int BATCH, ColumnLoads L>
 __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[kColumnWidth<In, L>], const In* __restrict__ p, int64_t C,
-                                            int rows, int cols, int64_t r0, const red::Params& prm, bool inside) {
+                                            int rows, int cols, int64_t r0, const red::Params& prm, bool inside, bool init = true) {
   static_assert(L == ColumnLoads::Vectors || L == ColumnLoads::Realigned || L == ColumnLoads::Scalar,
                 "a new ColumnLoads form needs its loads here");
   constexpr int G = 64 / sizeof(In), V = kColumnWidth<In, L>, kBatch = G < BATCH ? G : BATCH;
   using T = typename Op::T;
+  // init false (a gathered lane's later piece, cut-free operators only): the rows continue acc.
+  if (init) {
 #pragma unroll
-  for (int k = 0; k < V; ++k) acc[k] = Op::identity();
+    for (int k = 0; k < V; ++k) acc[k] = Op::identity();
+  }
   // A batch's values: kBatch rows of V columns, as 16-byte vectors or (Scalar) as elements.
   using Row = std::conditional_t<L == ColumnLoads::Scalar, In, uint4>;
   const bool whole = cols == V;
@@ -702,10 +809,17 @@ __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[kColumnWidth
 // L: how a thread reads its columns (ColumnLoads, chosen by columns_shape). Each form is its own
 // kernel, so that the realigned one's registers (two granules per row in flight) never cost the
 // others spills or occupancy.
-template <class In, class Op, class Out0, class Out1, ColumnLoads L>
+// kGather (engine/plan.h's Gather with a kept innermost run, operators that enter values one by
+// one): batch b's kept digits and row r's reduced digits give their offsets, C is the innermost
+// kept run; a lane inside one run of the innermost reduced dim is G rows at its stride, one that
+// crosses into the next run is read in pieces that continue the same accumulators: the rows of a
+// copy with the reduced dims last, in the same order.
+template <class In, class Op, class Out0, class Out1, ColumnLoads L, bool kGather = false>
 __global__ void __launch_bounds__(kThreads, 2)
     columns_kernel(const In* __restrict__ x, int64_t B, int64_t R, int64_t C, int TX, int TY, int TB, int LPT, int64_t tiles_x,
-                   int64_t tiles_y, Outs<Out0, Out1> out, typename Op::Acc* __restrict__ partials, red::Params prm) {
+                   int64_t tiles_y, Outs<Out0, Out1> out, typename Op::Acc* __restrict__ partials, red::Params prm, Gather g,
+                   int64_t span) {
+  static_assert(!kGather || (LaneCutFree<Op>::value && !Op::kBatched), "a gathered column lane is read in pieces");
   using Acc = typename Op::Acc;
   constexpr int G = 64 / sizeof(In), V = kColumnWidth<In, L>;
   // Columns exchanged per shared-memory round: at most 32 KB of accumulators.
@@ -729,6 +843,10 @@ __global__ void __launch_bounds__(kThreads, 2)
   // planted: the second of each pair of packed batches reads its neighbour's rows
   const int64_t b_read = RK_FAULT_IS(ColumnsPackedBatch) && TB > 1 && (b ^ 1) < B ? b ^ 1 : b;
   const In* base = x + (cols > 0 ? b_read * R * C + c0 : 0);
+  if constexpr (kGather) {  // the kept digits but the innermost run's
+    uint32_t unused;
+    base = x + (cols > 0 ? gather_offset(g.ksize, g.kstride, g.nk - 1, static_cast<uint32_t>(b_read), &unused) + c0 : 0);
+  }
   // Binary-counter stack of pending left subtrees (level k holds 2^k lanes): lane j merges with
   // the pending subtree at every level where j has a 1 bit. The stack lives in local memory; it
   // is touched twice per lane of G rows, next to G loads.
@@ -740,9 +858,28 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int rows = r0 < R ? static_cast<int>(R - r0 < G ? R - r0 : G) : 0;
     // A misaligned lane's granules must lie within the tensor's bytes (Bounds): its first row's first
     // granule and its last row's second.
-    const Bounds bx = bounds_of(x, B * R * C);
-    const bool inside = L != ColumnLoads::Realigned || rows == 0 || (bx.holds(base + r0 * C, 1) && bx.holds(base + (r0 + rows - 1) * C, 2));
-    column_lane<In, Op, kColumnBatchOf<In, Op, L>, L>(acc, base + r0 * C, C, cols > 0 ? rows : 0, cols, r0, prm, inside);
+    if constexpr (kGather) {
+      const Bounds bx = bounds_of(x, span);
+      const int64_t s0 = g.rstride[g.nr - 1];
+      const uint32_t n0 = g.rsize[g.nr - 1].d;
+      uint32_t jr = 0;
+      int64_t off = rows > 0 ? gather_offset(g.rsize, g.rstride, g.nr, static_cast<uint32_t>(r0), &jr) : 0;
+      int done = 0;
+      do {  // one piece a run of the innermost reduced dim (one piece unless the lane crosses runs)
+        int piece = rows - done;
+        if (RK_FAULT_IS(GatherCarry) ? static_cast<int64_t>(jr) + piece > n0 + 1 : static_cast<int64_t>(jr) + piece > n0)
+          piece = static_cast<int>(n0 - jr) + (RK_FAULT_IS(GatherCarry) ? 1 : 0);  // planted: a piece runs one row past its run
+        const In* p = base + off;
+        const bool inside = L != ColumnLoads::Realigned || piece <= 0 || (bx.holds(p, 1) && bx.holds(p + (piece - 1) * s0, 2));
+        column_lane<In, Op, kColumnBatchOf<In, Op, L>, L>(acc, p, s0, cols > 0 ? piece : 0, cols, r0 + done, prm, inside, done == 0);
+        done += piece;
+        if (done < rows) off = gather_offset(g.rsize, g.rstride, g.nr, static_cast<uint32_t>(r0 + done), &jr);
+      } while (done < rows);
+    } else {
+      const Bounds bx = bounds_of(x, B * R * C);
+      const bool inside = L != ColumnLoads::Realigned || rows == 0 || (bx.holds(base + r0 * C, 1) && bx.holds(base + (r0 + rows - 1) * C, 2));
+      column_lane<In, Op, kColumnBatchOf<In, Op, L>, L>(acc, base + r0 * C, C, cols > 0 ? rows : 0, cols, r0, prm, inside);
+    }
     int k = 0;
     for (; (j >> k) & 1; ++k) {
 #pragma unroll
@@ -846,21 +983,38 @@ inline bool columns_aligned(const void* x, int64_t inner, int elem) {
   return (reinterpret_cast<uintptr_t>(x) & 15) == 0 && (inner * elem) % 16 == 0;
 }
 
+// Whether a gathered columns step's rows all start on 16-byte boundaries: x aligned and every
+// stride but the innermost kept run's (1) a whole number of granules.
+inline bool gather_aligned(const void* x, const Gather& g, int elem) {
+  bool a = (reinterpret_cast<uintptr_t>(x) & 15) == 0;
+  for (int i = 0; i + 1 < g.nk; ++i) a = a && (g.kstride[i] * elem) % 16 == 0;
+  for (int i = 0; i < g.nr; ++i) a = a && (g.rstride[i] * elem) % 16 == 0;
+  return a;
+}
+
+// A Gather step's shape is a rows step's (K rows of N: one lane a thread) or, in its columns form
+// (g.columns), a columns step's (outer = B batches of extent = N rows of inner = C columns).
 inline Shape step_shape(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, const void* x, bool batched,
-                        int num_sms, int rows_lpt, const TuningOverrides& o) {
-  return kind == StepKind::Rows ? rows_shape(outer, extent, elem, rows_lpt, num_sms, o)
-                                : columns_shape(outer, extent, inner, elem, columns_aligned(x, inner, elem), batched, num_sms, o);
+                        int num_sms, int rows_lpt, const TuningOverrides& o, const Gather& g) {
+  switch (kind) {  // every kind named (-Werror=switch)
+    case StepKind::Rows: return rows_shape(outer, extent, elem, rows_lpt, num_sms, o);
+    case StepKind::Columns: return columns_shape(outer, extent, inner, elem, columns_aligned(x, inner, elem), batched, num_sms, o);
+    case StepKind::Gather:
+      return g.columns ? columns_shape(outer, extent, inner, elem, gather_aligned(x, g, elem), batched, num_sms, o)
+                       : rows_shape(outer, extent, elem, 0, num_sms, o);  // one lane a thread
+  }
+  return Shape{};
 }
 
 // One step: the step's kernel, then (split rows or columns) the pairwise finish. `partials`
 // holds nout * s.partials accumulators when s.partials > 0.
 template <class In, class Op, class Out0, class Out1>
-cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner, const In* x, Outs<Out0, Out1> out,
+cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner, const Gather& gather, const In* x, Outs<Out0, Out1> out,
                      void* workspace, const red::Params& prm, cudaStream_t stream, int cc, int num_sms, bool pdl_first,
                      int rows_lpt, unsigned int* counter, const TuningOverrides& o) {
   using Acc = typename Op::Acc;
-  const Shape s = step_shape(kind, outer, extent, inner, static_cast<int>(sizeof(In)), x, Op::kBatched, num_sms, rows_lpt, o);
-  const int64_t nout = kind == StepKind::Rows ? outer : outer * inner;
+  const Shape s = step_shape(kind, outer, extent, inner, static_cast<int>(sizeof(In)), x, Op::kBatched, num_sms, rows_lpt, o, gather);
+  const int64_t nout = kind == StepKind::Rows ? outer : outer * inner;  // Gather's rows form has inner 1
   Acc* partials = s.partials ? static_cast<Acc*>(workspace) : nullptr;
   if (s.partials && !partials) return cudaErrorInvalidValue;
   if (s.blocks > INT32_MAX) return cudaErrorInvalidConfiguration;
@@ -868,7 +1022,39 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
   const bool pdl = pdl_first && cc >= 90;
   cudaError_t e;
   FusedFinish fused;
-  if (kind == StepKind::Rows) {
+  // The input's elements for a Gather step: its last one's offset + 1 (dense dims cover [0, span)).
+  int64_t span = 1;
+  for (int i = 0; i < gather.nk; ++i) span += (gather.ksize[i].d - int64_t{1}) * gather.kstride[i];
+  for (int i = 0; i < gather.nr; ++i) span += (gather.rsize[i].d - int64_t{1}) * gather.rstride[i];
+  auto columns = [&](auto gathered) {  // the columns kernel, gathered or not
+    constexpr bool kG = decltype(gathered)::value;
+    const dim3 cblock(static_cast<unsigned>(s.TX * s.TY * s.TB));
+    auto go = [&](auto kernel) {
+      return launch_maybe_pdl(kernel, grid, cblock, stream, pdl, x, outer, extent, inner, s.TX, s.TY, s.TB, s.LPT, s.tiles_x,
+                              s.tiles_y, out, partials, prm, gather, span);
+    };
+    switch (s.loads) {  // every form named: a new one fails to compile here (-Werror=switch, setup.py)
+      case ColumnLoads::Vectors: return go(columns_kernel<In, Op, Out0, Out1, ColumnLoads::Vectors, kG>);
+      case ColumnLoads::Realigned: return go(columns_kernel<In, Op, Out0, Out1, ColumnLoads::Realigned, kG>);
+      case ColumnLoads::Scalar: return go(columns_kernel<In, Op, Out0, Out1, ColumnLoads::Scalar, kG>);
+    }
+    return cudaErrorInvalidValue;
+  };
+  if (kind == StepKind::Gather) {
+    if (gather.K != outer * inner || gather.N != extent || gather.nr < 1) return cudaErrorInvalidValue;
+    if (gather.columns) {
+      if constexpr (LaneCutFree<Op>::value && !Op::kBatched) {
+        e = columns(std::true_type{});
+      } else {
+        return cudaErrorInvalidValue;  // a batched lane cannot be read in pieces (torch/sum.cpp copies those)
+      }
+    } else {
+      // A lane crosses at most once: the innermost reduced run is contiguous and a lane long at least.
+      if (gather.rstride[gather.nr - 1] != 1 || gather.rsize[gather.nr - 1].d < 64 / sizeof(In)) return cudaErrorInvalidValue;
+      e = launch_maybe_pdl(gather_rows_kernel<In, Op, Out0, Out1>, grid, block, stream, pdl, x, gather, span, s.W, s.nseg, out,
+                           partials, prm);
+    }
+  } else if (kind == StepKind::Rows) {
     // One split row with few partials (counter: the stream's) finishes in the rows kernel's last
     // block; sum's rows keep their two launches.
     if (!IsPlainSum<Op>::value && counter && outer == 1 && s.LPT == 1 && s.partials > 0 && s.partials <= kSplitFinishPartials) {
@@ -893,16 +1079,7 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
     }
   } else {
     // The block: TX x TY x TB threads, fewer than kThreads when the shape rule spread a small grid.
-    const dim3 cblock(static_cast<unsigned>(s.TX * s.TY * s.TB));
-    auto go = [&](auto kernel) {
-      return launch_maybe_pdl(kernel, grid, cblock, stream, pdl, x, outer, extent, inner, s.TX, s.TY, s.TB, s.LPT, s.tiles_x,
-                              s.tiles_y, out, partials, prm);
-    };
-    switch (s.loads) {  // every form named: a new one fails to compile here (-Werror=switch, setup.py)
-      case ColumnLoads::Vectors: e = go(columns_kernel<In, Op, Out0, Out1, ColumnLoads::Vectors>); break;
-      case ColumnLoads::Realigned: e = go(columns_kernel<In, Op, Out0, Out1, ColumnLoads::Realigned>); break;
-      case ColumnLoads::Scalar: e = go(columns_kernel<In, Op, Out0, Out1, ColumnLoads::Scalar>); break;
-    }
+    e = columns(std::false_type{});
   }
   if (e != cudaSuccess || !s.partials) return e;
   if (fused.counter) return e;  // finished in the rows kernel
@@ -932,9 +1109,9 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
 // Bytes of the partials of one step (0 when the step writes its outputs directly).
 template <class Op>
 size_t step_workspace(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, const void* x, int num_sms,
-                      int rows_lpt, const TuningOverrides& o) {
+                      int rows_lpt, const TuningOverrides& o, const Gather& gather) {
   using Acc = typename Op::Acc;
-  const Shape s = step_shape(kind, outer, extent, inner, elem, x, Op::kBatched, num_sms, rows_lpt, o);
+  const Shape s = step_shape(kind, outer, extent, inner, elem, x, Op::kBatched, num_sms, rows_lpt, o, gather);
   if (!s.partials) return 0;
   const int64_t nout = kind == StepKind::Rows ? outer : outer * inner;
   const int64_t groups = nout == 1 && s.partials > kSplitFinishPartials ? (s.partials + kThreads - 1) / kThreads : 0;

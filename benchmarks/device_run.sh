@@ -4,7 +4,8 @@
 # results are tarred into $OUT/res.tgz).
 #   STAGES="build test sanitize faults"  bash benchmarks/device_run.sh
 # Stages: build, test (whole suite but perf), sanitize (memcheck, racecheck, synccheck and
-# initcheck on a subset), sanitize_ops (the same on the operators' tests), sanitize_engine (the
+# initcheck on a subset), sanitize_ops (the same on the operators' tests), sanitize_gather (the same
+# on the gather step's tests), sanitize_engine (the
 # same on the engine's realigned loads, packed columns and float16 exact), sanitize_exact (the same
 # on exact's value-independent paths, forced onto short rows), ncu (Nsight Compute on
 # benchmarks/ncu_ops.py cases: NCU_CASES, NCU_KERNEL), faults
@@ -126,6 +127,10 @@ if has sanitize_ops; then
   # references (initcheck flags their staging reads) and cuda-python's driver lookups report
   # failed cuGetProcAddress calls; neither is ours.
   SAN_OURS=1 sanitize_suite ops test_ops.py "cuda and (values_against_float64 or rows_lanes_per_thread)"
+fi
+if has sanitize_gather; then
+  log "compute-sanitizer: the gather step (several reduced dims read through the dims: rows form and columns form)"
+  SAN_OURS=1 sanitize_suite gather test_dims.py "cuda and (two_step or (gather_equals_copy and (sum or var_mean or amax or logsumexp)))"
 fi
 if has sanitize_engine; then
   log "compute-sanitizer: the engine's realigned loads (misaligned rows and columns at the tensor's ends), packed column batches, float16 exact"

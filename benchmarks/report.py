@@ -400,11 +400,14 @@ EXACT_FAULTS = (f"{RESULTS_DIR}/faults_exact.json", f"{RESULTS_DIR}/faults_exact
 # (the second re-ran the rows-lanes and argmax faults after the up-front lanes kernel, the third the
 # finish's fault after the one-launch finish of a split row; then issue 21's packed column batches
 # and 8-row column batches, the second on an H100; the last, one column a thread and the older
-# columns faults under its rule, on an H100, control in s39_columns/README.md).
+# columns faults under its rule, on an H100, control in s39_columns/README.md; then the gather step's
+# fault on an H100 and the multi-dim order's on the CPU, session 40, no control run: the same suite
+# passed on the normal build of the same code, s40_multidim/run6_final/tests.log).
 OPS = f"{RESULTS_DIR}/results_ops.json"
 OPS_FAULTS = (f"{RESULTS_DIR}/faults_ops.json", f"{RESULTS_DIR}/faults_ops_2.json", f"{RESULTS_DIR}/faults_ops_3.json",
               f"{RESULTS_DIR}/faults_s37/run3/faults.json", "benchmarks/results/h100/faults_s37/run8/faults.json",
-              "benchmarks/results/h100/s39_columns/faults_run6/faults.json")
+              "benchmarks/results/h100/s39_columns/faults_run6/faults.json",
+              "benchmarks/results/h100/s40_multidim/run7_faults/faults/faults.json", "benchmarks/results/cpu/faults_s40/faults.json")
 
 
 def bench_block(bench, path: str, what: str, run: dict | None, campaigns: list[tuple[str, dict | None]]) -> str:
@@ -504,7 +507,8 @@ MISALIGNED = "benchmarks/results/h200/misaligned/results_misaligned.json"
 SWEEP = "benchmarks/results/h200/sweep/sweep_cuda.json"
 SWEEP_BEFORE = "benchmarks/results/h200/sweep_a31b004/sweep_cuda.json"
 SWEEP_LATER = "benchmarks/results/h100/sweep/sweep_cuda.json"  # later code, measured only on an H100
-SWEEP_LATER_BEFORE = "benchmarks/results/h100/sweep_before_s39/sweep_cuda.json"  # an H100 before one column a thread (session 39)
+SWEEP_LATER_BEFORE = "benchmarks/results/h100/sweep_before_s40/sweep_cuda.json"  # an H100 before the gather step (session 39's code)
+SWEEP_LATER_BEFORE_WHAT = "before reductions over several dims took one pass (the gather step) and one order"
 SWEEP_CPU = "benchmarks/results/cpu/sweep_cpu.json"
 SWEEP_CPU_BEFORE = "benchmarks/results/cpu/sweep_cpu_before_s38/sweep_cpu.json"  # before the operators' vector rows (session 38)
 
@@ -626,7 +630,7 @@ def sweep_block(cur: dict | None, before: dict | None, cpu: dict | None, cpu_bef
         return f"(no result file yet: `{SWEEP}`)"
     chunks = _bench_script("sweep").summary_block(cur, SWEEP, before, SWEEP_BEFORE, cpu, SWEEP_CPU, cpu_before,
                                                    SWEEP_CPU_BEFORE, later, SWEEP_LATER, later_before,
-                                                   SWEEP_LATER_BEFORE).split("\n\n")
+                                                   SWEEP_LATER_BEFORE, SWEEP_LATER_BEFORE_WHAT).split("\n\n")
     return "\n\n".join(c if c.startswith("|") else para(c) for c in chunks)
 
 

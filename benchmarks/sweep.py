@@ -155,7 +155,8 @@ def plan_class(case: dict) -> str:
 
 def summary_block(cur: dict, cur_path: str, base: dict | None = None, base_path: str = "", cpu: dict | None = None,
                   cpu_path: str = "", cpu_base: dict | None = None, cpu_base_path: str = "", later: dict | None = None,
-                  later_path: str = "", later_base: dict | None = None, later_base_path: str = "") -> str:
+                  later_path: str = "", later_base: dict | None = None, later_base_path: str = "",
+                  later_base_what: str = "before the columns kernel read one column a thread where that pays") -> str:
     """The README's block: a GPU sweep (graph and eager), beside an earlier one of the same draw,
     by the engine's plan class; a later run of the same draw on another card, if any (its ratios
     are against torch on that card, not comparable with the table's); and the CPU sweep's headline."""
@@ -203,7 +204,7 @@ def summary_block(cur: dict, cur_path: str, base: dict | None = None, base_path:
                   + f" (`{later_path}`)."]
         if later_base:
             lbrows = [r for r in later_base["rows"] if "ratio" in r]
-            lines[-1] += (f" The same card type before the columns kernel read one column a thread where that pays "
+            lines[-1] += (f" The same card type {later_base_what} "
                           f"({later_base['device_name']}, {later_base['date']}): graph {head(lbrows, 'ratio_graph')}; eager "
                           f"{head(lbrows, 'ratio')} (`{later_base_path}`).")
     if cpu:
@@ -251,10 +252,17 @@ def main():
     ap.add_argument("--columns-loads", type=int, default=0, choices=(0, 1, 2),
                     help="CUDA: force how the columns kernel reads (1 16-byte vectors, as before session 39; 2 one column "
                          "a thread; 0 the rule), for a same-run comparison of the rule on a draw it was not fitted to")
+    ap.add_argument("--no-gather", action="store_true",
+                    help="CUDA: reduce plans of several steps through a copy with the reduced dims last (the operators' path "
+                         "before session 40) instead of the gather step, for a same-run comparison (the same bits)")
+    ap.add_argument("--only-multi", action="store_true",
+                    help="time only the cases whose plan has several steps (the draw is the same: the others are skipped)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     if args.columns_loads:
         reducekit._C._dims_columns_config(0, 0, 0, args.columns_loads)
+    if args.no_gather:
+        reducekit._C._dims_gather(False)
     rng = random.Random(args.seed)
     rows = []
     cuda = args.device != "cpu"
@@ -270,6 +278,8 @@ def main():
         if stopped is not None:
             break
         case = draw(rng, None if cuda else args.cpu_max_mib)
+        if args.only_multi and "+" not in plan_class(case):
+            continue
         x = make(case, args.device, args.seed * 100003 + i)
         ours, theirs = calls(case)
         r = {**case, "bytes": x.numel() * x.element_size(), "plan": plan_class(case)}
@@ -315,7 +325,8 @@ def main():
     res = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "device": args.device,
            "device_name": torch.cuda.get_device_name() if cuda else "cpu", "read_ceiling_gbps": ceiling,
            "threads": torch.get_num_threads(), "torch": torch.__version__, "seed": args.seed, "cases": len(rows), "cases_drawn_for": args.cases,
-           "cpu_max_mib": None if cuda else args.cpu_max_mib, "columns_loads": args.columns_loads, "rows": rows}
+           "cpu_max_mib": None if cuda else args.cpu_max_mib, "columns_loads": args.columns_loads, "no_gather": args.no_gather,
+           "only_multi": args.only_multi, "rows": rows}
     os.makedirs(args.out, exist_ok=True)
     stem = os.path.join(args.out, f"sweep_{args.device}")
     with open(stem + ".json", "w") as f:

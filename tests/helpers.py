@@ -267,3 +267,22 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
         return torch.equal(a, b)
     # contiguous copies: reshape(-1) of an empty expanded tensor keeps a zero stride view() refuses
     return torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8))
+
+
+def engine_order_sum(vals, g: int, acc):
+    """Rows of a numpy array reduced in the engine's documented order (csrc/engine/plan.h): lanes of
+    g values, each summed from 0 in index order in the accumulator dtype `acc`, the lane sums
+    combined by a perfect pairwise tree (padded with zeros to a power of two)."""
+    import numpy as np
+    n = vals.shape[-1]
+    lanes = []
+    for l0 in range(0, n, g):
+        s = np.zeros(vals.shape[:-1], dtype=acc)
+        for k in range(l0, min(n, l0 + g)):
+            s = (s + vals[..., k].astype(acc)).astype(acc)
+        lanes.append(s)
+    while len(lanes) > 1:
+        if len(lanes) % 2:
+            lanes.append(np.zeros_like(lanes[0]))
+        lanes = [(lanes[i] + lanes[i + 1]).astype(acc) for i in range(0, len(lanes), 2)]
+    return lanes[0]

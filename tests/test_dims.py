@@ -47,7 +47,7 @@ import pytest
 import torch
 
 import reducekit
-from helpers import BASE_SEED, cancelling_tensor, generator, poison_allocator, random_tensor, same_bits, unit_roundoff
+from helpers import BASE_SEED, cancelling_tensor, engine_order_sum, generator, poison_allocator, random_tensor, same_bits, unit_roundoff
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
 FLOATS = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
@@ -1006,8 +1006,12 @@ MULTI_CASES = [
     ((6, 40, 7), (0, 1, 2), (0, 2)),                # contiguous: the logical order is the memory order
     ((8, 5, 6, 24), (2, 1, 0, 3), (0, 2)),          # [8 r, 5 k, 6 r, 24 k]: kept innermost (columns form)
     ((5, 3, 4001, 7), (2, 1, 0, 3), (0, 2)),        # [5 r, 3 k, 4001 r, 7 k]: columns, misaligned, lanes split over blocks
-    ((6, 5, 40, 16), (2, 0, 1, 3), (0, 1)),         # [6 r, 5 k, 40 r, 16 k]: columns, 16-byte aligned rows in 4-byte types
+    ((6, 5, 40, 16), (2, 0, 1, 3), (0, 1)),         # [6 r, 5 k, 40 r, 16 k]: columns, rows on 16-byte boundaries (every type)
 ]
+# The columns-form cases (innermost memory dim kept): test_cuda_gather_equals_copy also forces the
+# columns kernel's launch shapes and both load forms on them (the rule alone takes one column a
+# thread for most of them).
+COLUMNS_FORM = [i for i, (shape, perm, dims) in enumerate(MULTI_CASES) if perm[-1] == len(shape) - 1 and len(shape) - 1 not in dims]
 
 
 def _multi(op, dtype, device, case, i):
@@ -1024,6 +1028,26 @@ def _multi(op, dtype, device, case, i):
         else:
             x[x % 3 == 0] = 0
     return x, dims
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_multi_dim_batch_invariant_broadcast(device):
+    """A broadcast view (expand: a dim of stride 0) over several dims whose memory order is not
+    their logical order: each output equals its slice's, both along the broadcast dim (the slice no
+    longer broadcasts) and along another kept dim (a second reader's case: the batch had been copied
+    in logical order and its slices in stride order)."""
+    base = data((64, 32, 8), torch.float64, device, "multi_bcast")
+    for op in ("sum", "mean", "var_mean", "logsumexp", "vector_norm"):
+        f = MULTI_OPS[op]
+        for dt in (torch.float64, torch.float32):
+            xv = base.to(dt).permute(2, 1, 0)[None].expand(5, 8, 32, 64)
+            assert xv.stride(0) == 0
+            whole = f(xv, (1, 3))
+            for dim, pos in ((0, 0), (2, 1)):
+                for i in (0, 2):
+                    alone = f(xv.narrow(dim, i, 1), (1, 3))
+                    for a, b in zip(whole, alone):
+                        assert same_bits(a.narrow(pos, i, 1), b), f"{op} {dt}: slice {i} of dim {dim} differs from its batch"
 
 
 def _kept_slices(x, dims):
@@ -1078,31 +1102,14 @@ def test_multi_dim_order_model_cpu(dtype, case):
     vals = (vals.float() if dtype == torch.bfloat16 else vals).numpy()
     acc = np.float32 if dtype == torch.bfloat16 else np.float64
     lanes = 64 // x.element_size()
-    model = _lane_tree(np.abs(vals), lanes, acc)
+    model = engine_order_sum(np.abs(vals), lanes, acc)
     got = reducekit.linalg.vector_norm(x, 1, dims).reshape(-1)
     want = torch.from_numpy(np.asarray(model)).to(dtype)
     assert same_bits(got, want), f"vector_norm(1) over {dims} is not the multi-dim order"
     n = vals.shape[1]
     got = reducekit.mean(x, dims).reshape(-1)
-    want = torch.from_numpy((_lane_tree(vals, lanes, acc) / acc(n)).astype(acc)).to(dtype)
+    want = torch.from_numpy((engine_order_sum(vals, lanes, acc) / acc(n)).astype(acc)).to(dtype)
     assert same_bits(got, want), f"mean over {dims} is not the multi-dim order"
-
-
-def _lane_tree(vals: np.ndarray, g: int, acc) -> np.ndarray:
-    """Rows of vals reduced in the engine's order: lanes of g values from 0 in order, a perfect
-    pairwise tree over the lanes (padded with zeros)."""
-    n = vals.shape[-1]
-    lanes = []
-    for l0 in range(0, n, g):
-        s = np.zeros(vals.shape[:-1], dtype=acc)
-        for k in range(l0, min(n, l0 + g)):
-            s = (s + vals[..., k].astype(acc)).astype(acc)
-        lanes.append(s)
-    while len(lanes) > 1:
-        if len(lanes) % 2:
-            lanes.append(np.zeros_like(lanes[0]))
-        lanes = [(lanes[i] + lanes[i + 1]).astype(acc) for i in range(0, len(lanes), 2)]
-    return lanes[0]
 
 
 @pytest.mark.cuda
@@ -1129,6 +1136,18 @@ def test_cuda_gather_equals_copy(op):
             gathered = f(x, dims)
             for a, b in zip(gathered, copied):
                 assert same_bits(a, b), f"{op} {dtype} {tuple(x.shape)} strides {x.stride()} over {dims}: gather differs from the copy"
+            # The columns form under forced launch shapes (tx0, lanes a thread, batches a block) and
+            # both load forms (16-byte vectors, realigned where the rows are misaligned; one column a
+            # thread): the pieces of a crossing lane in every form, several lanes a thread, packed batches.
+            for forced in ((0, 0, 0, 1), (0, 0, 0, 2), (4, 2, 0, 1), (1, 2, 4, 2), (0, 8, 0, 1)) if i in COLUMNS_FORM else ():
+                try:
+                    reducekit._C._dims_columns_config(*forced)
+                    poison_allocator("cuda")
+                    r = f(x, dims)
+                finally:
+                    reducekit._C._dims_columns_config(0, 0, 0, 0)
+                for a, b in zip(r, copied):
+                    assert same_bits(a, b), f"{op} {dtype} over {dims}: the columns form under (tx0, lpt, pack, loads) = {forced} differs"
             cpu = f(x.cpu(), dims)
             for a, b in zip(gathered, cpu):
                 assert a.dtype == b.dtype and a.shape == b.shape

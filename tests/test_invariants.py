@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import reducekit
-from helpers import CUDA, same_bits, seed_for
+from helpers import CUDA, engine_order_sum, same_bits, seed_for
 
 _COMMON = dict(deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.register_profile("ci", max_examples=60, **_COMMON)
@@ -194,19 +194,7 @@ def test_count_nonzero_agrees_with_any_and_all(device, case):
 # (padded with zeros to a power of two).
 
 def _model_sum(vals: np.ndarray, itemsize: int, acc) -> np.ndarray:
-    g = 64 // itemsize
-    n = vals.shape[-1]
-    lanes = []
-    for l0 in range(0, n, g):
-        s = np.zeros(vals.shape[:-1], dtype=acc)
-        for k in range(l0, min(n, l0 + g)):
-            s = (s + vals[..., k].astype(acc)).astype(acc)
-        lanes.append(s)
-    while len(lanes) > 1:
-        if len(lanes) % 2:
-            lanes.append(np.zeros_like(lanes[0]))
-        lanes = [(lanes[i] + lanes[i + 1]).astype(acc) for i in range(0, len(lanes), 2)]
-    return lanes[0]
+    return engine_order_sum(vals, 64 // itemsize, acc)
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)

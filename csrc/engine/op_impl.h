@@ -6,7 +6,6 @@
 //   OpImpl<K, O, In, kHalf>::Op          the operator struct
 //   OpImpl<K, O, In, kHalf>::Out0, Out1  the output types (Out1: var_mean/std_mean's mean, aminmax's max)
 //   OpImpl<K, O, In, kHalf>::kWide       the first output may be the `wide` type (dtype= widening)
-//   OpImpl<K, O, In, kHalf>::kPartials   steps may pass the accumulator on (sum and nansum: plans of several steps)
 //
 // O (vector_norm's ord) matters to Norm only. for_op() calls a visitor with the OpImpl of
 // an (op, ord) pair from a switch generated from core/op_table.h: an op without an OpImpl is a

@@ -34,8 +34,8 @@
 //
 // Several reduced dims (the multi-dim order): a slice's values are taken as ONE run, in the memory
 // order of its reduced dims: the reduced dims of size > 1, sorted by the input's strides, largest
-// first, and flattened row-major (a broadcast view, with a dim of stride 0, is first copied in its
-// logical order: torch/sum.cpp, dense_in_order). In terms of the slice's logical reduced index
+// first, and flattened row-major (a broadcast dim, of stride 0, counts as outermost: torch/sum.cpp,
+// dense_in_order). In terms of the slice's logical reduced index
 // (i_1 .. i_m over the reduced dims d_1 < ... < d_m, sizes n_1 .. n_m) and pi, that sort: the value
 // at i has position
 // k = sum_j i_pi(j) * prod_{l > j} n_pi(l) in the run, and the run of N = n_1 ... n_m values is
@@ -110,8 +110,9 @@ struct Plan {
   int64_t reduced = 1;  // elements reduced into each output
 };
 
-// Steps for merged dims. Each step consumes the innermost reduced dim; its result is dense in
-// the memory order of the remaining dims, which is what the next step reads.
+// Steps for merged dims, one per reduced run, the innermost first (a step's result would be dense
+// in the memory order of the remaining dims). The engine runs a plan of one step; a plan of
+// several is the multi-dim order's one run (above), and its steps only describe the runs.
 inline Plan make_plan(const MergedDims& m) {
   Plan p;
   Dim d[kMaxDims];
@@ -147,7 +148,7 @@ inline Plan make_plan(const MergedDims& m) {
 // every size, are below 2^31.
 inline constexpr int kGatherDims = 8;
 
-// n / d for 0 <= n, d < 2^31 as (umulhi(n, magic) + n) >> shift (Granlund and Montgomery; torch's
+// n / d for 0 <= n < 2^31 and 1 <= d < 2^31 as (umulhi(n, magic) + n) >> shift (Granlund and Montgomery; torch's
 // IntDivider): shift = ceil(log2(d)), magic = 2^32 (2^shift - d) / d + 1.
 struct Divider {
   uint32_t d = 1, magic = 1;

@@ -84,6 +84,8 @@ struct Plan1 {
 // enters_values: the operator's lane takes values one by one (red::enters_values), so the gather
 // step's columns form may read it.
 Plan1 one_step(const at::Tensor& x, const std::vector<bool>& reduced, const Backend& be, bool enters_values);
+// The step of s for op (its operand, shape and gather dims; the outputs, ord and params are the caller's).
+OpDesc step_desc(const Plan1& s, red::OpKind op, bool wide);
 // x when dense, else a dense copy that keeps the memory order of x's dims.
 at::Tensor dense_in_order(const at::Tensor& x);
 

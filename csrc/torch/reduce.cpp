@@ -140,17 +140,8 @@ std::vector<at::Tensor> run_op(OpKind op, const at::Tensor& x, const std::vector
                                red::NormOrd ord, bool wide, const c10::SmallVector<at::ScalarType, 2>& dts,
                                const std::vector<int64_t>& out_sizes, bool keepdim, const Backend& be) {
   const Plan1 s = one_step(x, reduced, be, red::enters_values(op, ord));
-  OpDesc d;
-  d.op = op;
+  OpDesc d = step_desc(s, op, wide);
   d.ord = ord;
-  d.kind = s.kind;
-  d.outer = s.outer;
-  d.extent = s.extent;
-  d.inner = s.inner;
-  d.gather = s.gather;
-  d.in = s.x.const_data_ptr();
-  d.in_dtype = to_rk_dtype(s.x.scalar_type());
-  d.wide = wide;
   d.params = prm;
   std::vector<at::Tensor> outs;
   outs.reserve(dts.size());

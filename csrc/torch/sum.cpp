@@ -4,6 +4,7 @@
 #include <torch/extension.h>
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -39,16 +40,18 @@ std::string supported_names() {
 // x itself when dense, else a dense copy whose dims keep x's memory order: the multi-dim order
 // follows the strides (engine/plan.h), so a view with gaps is copied in its own dims' order, not
 // torch's contiguous one (a permuted view's slice and its batch then read their values alike). A
-// broadcast view (a dim of stride 0 and size > 1) has no memory order for that dim: it is copied in
-// its logical order, as torch's contiguous() does.
+// broadcast dim (stride 0, size > 1) has no place in memory: it goes outermost (broadcast dims in
+// their logical order), so that the other dims keep their order whether a slice still broadcasts
+// or not (a review found expand()ed batches whose slices, copied in logical order, differed).
 at::Tensor dense_in_order(const at::Tensor& x) {
   if (x.is_non_overlapping_and_dense()) return x;
   const int64_t nd = x.dim();
-  for (int64_t i = 0; i < nd; ++i)
-    if (x.size(i) > 1 && x.stride(i) == 0) return x.contiguous();
+  const auto key = [&](int64_t i) {
+    return x.size(i) > 1 && x.stride(i) == 0 ? std::numeric_limits<int64_t>::max() : x.stride(i);
+  };
   std::vector<int64_t> perm(nd), inv(nd);
   std::iota(perm.begin(), perm.end(), 0);
-  std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) { return x.stride(a) > x.stride(b); });
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) { return key(a) > key(b); });
   for (int64_t i = 0; i < nd; ++i) inv[perm[i]] = i;
   return x.permute(perm).contiguous().permute(inv);
 }
@@ -92,19 +95,7 @@ Plan1 one_step(const at::Tensor& self, const std::vector<bool>& reduced, const B
   return s;
 }
 
-at::Tensor reduce_plan(const at::Tensor& self, const std::vector<bool>& reduced, bool keepdim, red::OpKind op, bool wide,
-                       at::ScalarType out_t, const Backend& be) {
-  const std::vector<int64_t> out_sizes = reduced_shape(self.sizes(), reduced, keepdim);
-  const Plan1 s = one_step(self, reduced, be, /*enters_values=*/true);
-  if (s.nsteps == 0) {  // only dims of size 1 are reduced: each output is one input value
-    const at::Tensor& x = self;
-    at::Tensor out = OutLoan::result_buffer(0, out_sizes, {}, x.options().dtype(out_t));
-    out.copy_((op == red::OpKind::NanSum ? x.masked_fill(x.isnan(), 0) : x).reshape(out_sizes));
-    // A sum starts from +0.0, so a sum of the one value -0.0 is +0.0, as torch's (copying it kept -0.0).
-    if (at::isFloatingType(out_t)) out.add_(0.0);
-    return out;
-  }
-  at::Tensor out = OutLoan::result_buffer(0, out_sizes, result_strides(s.dense, reduced, keepdim, out_sizes), self.options().dtype(out_t));
+OpDesc step_desc(const Plan1& s, red::OpKind op, bool wide) {
   OpDesc d;
   d.op = op;
   d.kind = s.kind;
@@ -115,6 +106,25 @@ at::Tensor reduce_plan(const at::Tensor& self, const std::vector<bool>& reduced,
   d.in = s.x.const_data_ptr();
   d.in_dtype = to_rk_dtype(s.x);
   d.wide = wide;
+  return d;
+}
+
+at::Tensor reduce_plan(const at::Tensor& self, const std::vector<bool>& reduced, bool keepdim, red::OpKind op, bool wide,
+                       at::ScalarType out_t, const Backend& be) {
+  const std::vector<int64_t> out_sizes = reduced_shape(self.sizes(), reduced, keepdim);
+  bool unit = true;
+  for (int64_t i = 0; i < self.dim(); ++i) unit = unit && (!reduced[i] || self.size(i) == 1);
+  if (unit) {  // only dims of size 1 are reduced: each output is one input value
+    const at::Tensor& x = self;
+    at::Tensor out = OutLoan::result_buffer(0, out_sizes, {}, x.options().dtype(out_t));
+    out.copy_((op == red::OpKind::NanSum ? x.masked_fill(x.isnan(), 0) : x).reshape(out_sizes));
+    // A sum starts from +0.0, so a sum of the one value -0.0 is +0.0, as torch's (copying it kept -0.0).
+    if (at::isFloatingType(out_t)) out.add_(0.0);
+    return out;
+  }
+  const Plan1 s = one_step(self, reduced, be, red::enters_values(op, red::NormOrd::Two));
+  at::Tensor out = OutLoan::result_buffer(0, out_sizes, result_strides(s.dense, reduced, keepdim, out_sizes), self.options().dtype(out_t));
+  OpDesc d = step_desc(s, op, wide);
   d.out0 = out.mutable_data_ptr();
   be.op_step(s.x, d);
   // torch's reductions return contiguous results; the engine wrote the kept dims in the input's

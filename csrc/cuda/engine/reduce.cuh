@@ -20,6 +20,10 @@
 //    is long the lanes spread over many blocks (so a few columns still fill the GPU), and
 //    pairwise_finish_kernel combines the block partials.
 //  - pairwise_finish_kernel: the fixed-order second phase, continuing the same pairwise tree.
+// A reduction over several dims that do not merge (plan.h's multi-dim order, one run through the
+// dims) takes gather_rows_kernel, the rows kernel's one-lane form with its lanes mapped through
+// the reduced dims' digits, or the columns kernel's gather form (kGather) where the innermost dim
+// is kept.
 // Every thread-to-data mapping computes exactly the order of plan.h: a lane is reduced
 // sequentially (or, for a batched operator, by its lane function), lanes combine in a perfect
 // pairwise tree, and a block only ever reduces an aligned power-of-two group of lanes, which is a
@@ -527,6 +531,36 @@ __device__ __forceinline__ void finish_in_last_block(const typename Op::Acc* par
   }
 }
 
+// The rows kernels' thread map (rows_kernel writes it out, gather_rows_kernel calls it): nseg == 1: block b holds rows b*(256/W) ..., W threads a row;
+// nseg > 1 (W == 256): block b holds segment b % nseg of row b / nseg. t: the thread's index in its
+// row (its first lane's group).
+struct RowsPos {
+  int64_t row, t, seg;
+};
+__device__ __forceinline__ RowsPos rows_pos(int64_t K, int W, int64_t nseg) {
+  const int tid = threadIdx.x;
+  if (nseg > 1) {  // nseg < 2^31: the grid is at most INT32_MAX blocks
+    const unsigned ns = static_cast<unsigned>(nseg), r = K == 1 ? 0u : blockIdx.x / ns;
+    const int64_t seg = blockIdx.x - r * ns;
+    return {r, seg * kThreads + tid, seg};
+  }
+  const int lw = log2_pow2(W);
+  return {static_cast<int64_t>(blockIdx.x) * (kThreads >> lw) + (tid >> lw), tid & (W - 1), 0};
+}
+
+// A row's result, from its first thread after the block tree: the output, or its segment's partial.
+template <class Op, class Out0, class Out1>
+__device__ __forceinline__ void rows_store(const RowsPos& p, int64_t K, int W, int64_t nseg, const typename Op::Acc& acc,
+                                           const Outs<Out0, Out1>& out, typename Op::Acc* partials, const red::Params& prm) {
+  if ((threadIdx.x & (W - 1)) == 0 && p.row < K) {
+    if (nseg > 1) {
+      st_acc(partials + p.row * nseg + p.seg, acc);
+    } else {
+      store<Op>(out, p.row, acc, prm);
+    }
+  }
+}
+
 // K rows of L contiguous values (row stride L); each thread reduces LPT consecutive lanes (a
 // power of two: an aligned subtree, merged in registers; kUp above). nseg == 1: block b holds rows
 // b*(256/W) ..., W threads per row, and writes out[row]. nseg > 1 (W == 256): block b holds
@@ -539,6 +573,8 @@ __global__ void __launch_bounds__(kThreads, kFused ? 1 : kRowsMinBlocks<In, Op, 
   constexpr int G = 64 / sizeof(In);
   __shared__ Acc smem[kTreeSlots<Op>];
   grid_dependency_wait();
+  // rows_pos's map, written out: factored into it, ptxas spilled the Welford rows kernels
+  // differently (bfloat16: 392/516 -> 376/536 bytes), which no run has timed.
   const int tid = threadIdx.x;
   int64_t row, t, seg = 0;
   if (nseg > 1) {  // nseg < 2^31: the grid is at most INT32_MAX blocks
@@ -593,13 +629,7 @@ __global__ void __launch_bounds__(kThreads, kFused ? 1 : kRowsMinBlocks<In, Op, 
   }
   allow_dependent_launch();
   acc = block_tree<Op>(acc, W, smem);
-  if ((tid & (W - 1)) == 0 && row < K) {
-    if (nseg > 1) {
-      st_acc(partials + row * nseg + seg, acc);
-    } else {
-      store<Op>(out, row, acc, prm);
-    }
-  }
+  rows_store<Op>(RowsPos{row, t, seg}, K, W, nseg, acc, out, partials, prm);
   if constexpr (kFused) finish_in_last_block<Op>(partials, nseg, fused, out, prm, smem);  // K == 1, fused.counter set
 }
 
@@ -676,19 +706,9 @@ __global__ void __launch_bounds__(kThreads)
   constexpr int G = 64 / sizeof(In);
   __shared__ Acc smem[kTreeSlots<Op>];
   grid_dependency_wait();
-  const int tid = threadIdx.x;
   const int64_t K = g.K, L = g.N;
-  int64_t row, t, seg = 0;
-  if (nseg > 1) {
-    const unsigned ns = static_cast<unsigned>(nseg), r = blockIdx.x / ns;
-    row = r;
-    seg = blockIdx.x - r * ns;
-    t = seg * kThreads + tid;
-  } else {
-    const int lw = log2_pow2(W);
-    row = static_cast<int64_t>(blockIdx.x) * (kThreads >> lw) + (tid >> lw);
-    t = tid & (W - 1);
-  }
+  const RowsPos pos = rows_pos(K, W, nseg);
+  const int64_t row = pos.row, t = pos.t;
   const int64_t lanes = (L + G - 1) / G;
   Acc acc = Op::identity();
   if (row < K && t < lanes) {
@@ -698,13 +718,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   allow_dependent_launch();
   acc = block_tree<Op>(acc, W, smem);
-  if ((tid & (W - 1)) == 0 && row < K) {
-    if (nseg > 1) {
-      st_acc(partials + row * nseg + seg, acc);
-    } else {
-      store<Op>(out, row, acc, prm);
-    }
-  }
+  rows_store<Op>(pos, K, W, nseg, acc, out, partials, prm);
 }
 
 // One lane of `rows` (<= G) rows of V = kColumnWidth<In, L> columns at p (row stride C, first row

@@ -39,7 +39,9 @@
 // (i_1 .. i_m over the reduced dims d_1 < ... < d_m, sizes n_1 .. n_m) and pi, that sort: the value
 // at i has position
 // k = sum_j i_pi(j) * prod_{l > j} n_pi(l) in the run, and the run of N = n_1 ... n_m values is
-// reduced as a row is (lanes of G, each in position order, a perfect pairwise tree over the lanes).
+// reduced as a row is (lanes of G, each in position order, a perfect pairwise tree over the lanes;
+// the CPU's sum and nansum reduce a row in their own kernels' order, cpu/dims_cpu.cpp, but the run
+// is the same).
 // The strides decide only the order of the reduced dims among themselves, so a slice of a batch
 // (which keeps the batch's strides) has its batch's bits whatever the kept dims are, and whether or
 // not the reduced dims merge with each other; a non-dense input is copied keeping its dims' memory

@@ -531,9 +531,9 @@ __device__ __forceinline__ void finish_in_last_block(const typename Op::Acc* par
   }
 }
 
-// The rows kernels' thread map (rows_kernel writes it out, gather_rows_kernel calls it): nseg == 1: block b holds rows b*(256/W) ..., W threads a row;
-// nseg > 1 (W == 256): block b holds segment b % nseg of row b / nseg. t: the thread's index in its
-// row (its first lane's group).
+// The rows kernels' thread map (rows_kernel writes it out, gather_rows_kernel calls it): nseg == 1:
+// block b holds rows b*(256/W) ..., W threads a row; nseg > 1 (W == 256): block b holds segment
+// b % nseg of row b / nseg. t: the thread's index in its row (its first lane's group).
 struct RowsPos {
   int64_t row, t, seg;
 };

@@ -1031,6 +1031,36 @@ def _multi(op, dtype, device, case, i):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("op", ["sum", "nansum", "mean", "amax", "var_mean", "logsumexp", "vector_norm", "vector_norm_inf",
+                                "count_nonzero"])
+def test_multi_dim_special_values(device, op):
+    """Special values through a reduction over several dims (on CUDA the gather step's rows form, with
+    lanes that cross runs): the kept entries of a (1030, 5, 5) view over (0, 2) hold a NaN, a +inf,
+    +inf and -inf together, only -0.0, and a subnormal among -0.0; each output is its own slice's
+    bits (kept extent 1: one merged run), and sum's and amax's specials are torch's."""
+    base = data((5, 3, 1030), torch.float32, device, "multi_special")
+    y = base.clone()
+    y[:, 0, 17] = float("nan")
+    y[2, 1, 1029] = float("inf")
+    y[0, 2, 5] = float("inf")
+    y[4, 2, 600] = float("-inf")
+    y = torch.cat([y, torch.full_like(y[:, :1], -0.0), torch.full_like(y[:, :1], -0.0)], dim=1)
+    y[3, 4, 77] = 1e-45  # a float32 subnormal among -0.0
+    x = y.permute(2, 1, 0)  # (1030, 5, 5) over (0, 2): kept 5
+    f = MULTI_OPS[op]
+    whole = f(x, (0, 2))
+    for i in range(x.shape[1]):
+        alone = f(x.narrow(1, i, 1), (0, 2))
+        for a, b in zip(whole, alone):
+            assert same_bits(a.narrow(0, i, 1), b), f"{op}: kept entry {i} differs from its own slice"
+    if op in ("sum", "amax"):
+        want = getattr(torch, op)(x.double(), (0, 2)).float()
+        got = whole[0]
+        assert torch.equal(got.isnan().cpu(), want.isnan().cpu()) and torch.equal(got.isinf().cpu(), want.isinf().cpu())
+        assert torch.equal(torch.signbit(got[3]).cpu(), torch.signbit(want[3]).cpu()), "-0.0 only: the sign of zero"
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_multi_dim_batch_invariant_broadcast(device):
     """A broadcast view (expand: a dim of stride 0) over several dims whose memory order is not
     their logical order: each output equals its slice's, both along the broadcast dim (the slice no

@@ -78,7 +78,6 @@ struct Plan1 {
   StepKind kind = StepKind::Rows;
   int64_t outer = 1, extent = 1, inner = 1;
   Gather gather;  // kind == Gather
-  int nsteps = 1;  // make_plan's steps (0: only dims of size 1 are reduced)
   // Every form writes its outputs dense in the memory order of the kept dims (result_strides of dense).
 };
 // enters_values: the operator's lane takes values one by one (red::enters_values), so the gather

@@ -35,23 +35,29 @@ std::string supported_names() {
   return s + ", complex32 (CUDA), complex64, complex128";
 }
 
-}  // namespace
-
-// x itself when dense, else a dense copy whose dims keep x's memory order: the multi-dim order
-// follows the strides (engine/plan.h), so a view with gaps is copied in its own dims' order, not
-// torch's contiguous one (a permuted view's slice and its batch then read their values alike). A
-// broadcast dim (stride 0, size > 1) has no place in memory: it goes outermost (broadcast dims in
-// their logical order), so that the other dims keep their order whether a slice still broadcasts
-// or not (a review found expand()ed batches whose slices, copied in logical order, differed).
-at::Tensor dense_in_order(const at::Tensor& x) {
-  if (x.is_non_overlapping_and_dense()) return x;
-  const int64_t nd = x.dim();
+// `dims` of x put in memory order, the one sort behind the multi-dim order (engine/plan.h), the
+// copies and the result's layout: by stride, largest first, equal strides in their given order. A
+// broadcast dim (stride 0, size > 1) has no place in memory: it goes outermost, so that the other
+// dims keep their order whether a slice still broadcasts or not (a review found expand()ed batches
+// whose slices, copied in logical order, differed).
+void sort_memory_order(const at::Tensor& x, std::vector<int64_t>& dims) {
   const auto key = [&](int64_t i) {
     return x.size(i) > 1 && x.stride(i) == 0 ? std::numeric_limits<int64_t>::max() : x.stride(i);
   };
+  std::stable_sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) { return key(a) > key(b); });
+}
+
+}  // namespace
+
+// x itself when dense, else a dense copy whose dims keep x's memory order (sort_memory_order): the
+// multi-dim order follows the strides, so a view with gaps is copied in its own dims' order, not
+// torch's contiguous one (a permuted view's slice and its batch then read their values alike).
+at::Tensor dense_in_order(const at::Tensor& x) {
+  if (x.is_non_overlapping_and_dense()) return x;
+  const int64_t nd = x.dim();
   std::vector<int64_t> perm(nd), inv(nd);
   std::iota(perm.begin(), perm.end(), 0);
-  std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) { return key(a) > key(b); });
+  sort_memory_order(x, perm);
   for (int64_t i = 0; i < nd; ++i) inv[perm[i]] = i;
   return x.permute(perm).contiguous().permute(inv);
 }
@@ -65,7 +71,6 @@ Plan1 one_step(const at::Tensor& self, const std::vector<bool>& reduced, const B
   for (int i = 0; i < nd; ++i) red[i] = reduced[i];
   const MergedDims m = merge_dims(nd, x.sizes().data(), x.strides().data(), red);
   const Plan p = make_plan(m);
-  s.nsteps = p.nsteps;
   if (p.nsteps == 1) {
     s.x = x;
     s.kind = p.steps[0].kind;
@@ -153,7 +158,7 @@ std::vector<int64_t> result_strides(const at::Tensor& x, const std::vector<bool>
   for (int64_t i = 0; i < nd; ++i)
     if (!reduced[i]) kept.push_back(i);
   std::vector<int64_t> order = kept;
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return x.stride(a) > x.stride(b); });
+  sort_memory_order(x, order);
   std::vector<int64_t> kept_stride(nd, 1);
   int64_t st = 1;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -184,16 +189,14 @@ at::Tensor as_rows(const at::Tensor& x, const std::vector<bool>& reduced, bool k
       perm.push_back(i);
       rows *= x.size(i);
     }
-  if (kept_in_memory_order)
-    std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) { return x.stride(a) > x.stride(b); });
+  if (kept_in_memory_order) sort_memory_order(x, perm);
   std::vector<int64_t> red;  // the reduced dims in the multi-dim order: by stride, largest first (engine/plan.h)
   for (int64_t i = 0; i < x.dim(); ++i)
     if (reduced[i]) {
       red.push_back(i);
       len *= x.size(i);
     }
-  if (!RK_FAULT_IS(RowsLogicalOrder))  // planted: the logical order
-    std::stable_sort(red.begin(), red.end(), [&](int64_t a, int64_t b) { return x.stride(a) > x.stride(b); });
+  if (!RK_FAULT_IS(RowsLogicalOrder)) sort_memory_order(x, red);  // planted: the logical order
   perm.insert(perm.end(), red.begin(), red.end());
   return x.permute(perm).reshape({rows, len}).contiguous();
 }

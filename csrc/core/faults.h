@@ -59,7 +59,8 @@ namespace rk {
   X(ColumnsCutBatch, "columns_cut_batch", "columns kernel, lanes read 8 rows at a time (misaligned, or wide accumulators): a whole batch of 8 loses its last row") \
   X(ColumnsScalarRow, "columns_scalar_row", "columns kernel, one column a thread: a batch's last row is read as its first row again") \
   X(CpuExpLibm, "cpu_exp_libm", "CPU logsumexp: the scalar exponential is glibc's expf, not the polynomial the AVX2 lanes compute") \
-  X(GatherCarry, "gather_carry", "CUDA gather step (several reduced dims, no copy): a lane that crosses into the next run of the innermost reduced dim reads one value past its run first") \
+  X(GatherCarry, "gather_carry", "CUDA gather step, rows form (several reduced dims, no copy): a lane that crosses into the next run of the innermost reduced dim reads one value past its run first") \
+  X(GatherCarryColumns, "gather_carry_columns", "CUDA gather step, columns form (kept innermost dim, several reduced dims): a lane's piece runs one row past its run of the innermost reduced dim") \
   X(RowsLogicalOrder, "rows_logical_order", "the copy with the reduced dims last (as_rows: CPU, and CUDA layouts the gather step does not take) puts them in their logical order, not by stride")
 
 enum class Fault : int {

@@ -881,8 +881,8 @@ __global__ void __launch_bounds__(kThreads, 2)
       int done = 0;
       do {  // one piece a run of the innermost reduced dim (one piece unless the lane crosses runs)
         int piece = rows - done;
-        if (RK_FAULT_IS(GatherCarry) ? static_cast<int64_t>(jr) + piece > n0 + 1 : static_cast<int64_t>(jr) + piece > n0)
-          piece = static_cast<int>(n0 - jr) + (RK_FAULT_IS(GatherCarry) ? 1 : 0);  // planted: a piece runs one row past its run
+        if (RK_FAULT_IS(GatherCarryColumns) ? static_cast<int64_t>(jr) + piece > n0 + 1 : static_cast<int64_t>(jr) + piece > n0)
+          piece = static_cast<int>(n0 - jr) + (RK_FAULT_IS(GatherCarryColumns) ? 1 : 0);  // planted: a piece runs one row past its run
         const In* p = base + off;
         const bool inside = L != ColumnLoads::Realigned || piece <= 0 || (bx.holds(p, 1) && bx.holds(p + (piece - 1) * s0, 2));
         column_lane<In, Op, kColumnBatchOf<In, Op, L>, L>(acc, p, s0, cols > 0 ? piece : 0, cols, r0 + done, prm, inside, done == 0);

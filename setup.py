@@ -58,7 +58,9 @@ def extension():
     # threads only in code compiled with it; without it every CPU sum runs on one thread. Linking
     # with it names libgomp.so.1, the runtime torch has already loaded (one thread pool).
     openmp = ["-fopenmp"] if sys.platform.startswith("linux") else []
-    cxx = ["-O3"] + openmp + fault
+    # -ffp-contract=off: no product fused into an add unless the code asks for it (std::fma, FMA
+    # intrinsics): the CPU's bits must not depend on what the compiler contracts where FMA is on.
+    cxx = ["-O3", "-ffp-contract=off"] + openmp + fault
     if not with_cuda():
         return CppExtension("reducekit._C", CPU_SOURCES, include_dirs=include_dirs,
                             extra_compile_args={"cxx": cxx}, extra_link_args=openmp)

@@ -257,8 +257,12 @@ def main():
                          "before session 40) instead of the gather step, for a same-run comparison (the same bits)")
     ap.add_argument("--only-multi", action="store_true",
                     help="time only the cases whose plan has several steps (the draw is the same: the others are skipped)")
+    ap.add_argument("--only-ops", default="", help="comma-separated ops: time only these (the draw is the same)")
+    ap.add_argument("--only-dtypes", default="", help="comma-separated dtypes: time only these (the draw is the same)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
+    only_ops = set(filter(None, args.only_ops.split(",")))
+    only_dtypes = set(filter(None, args.only_dtypes.split(",")))
     if args.columns_loads:
         reducekit._C._dims_columns_config(0, 0, 0, args.columns_loads)
     if args.no_gather:
@@ -279,7 +283,8 @@ def main():
             break
         case = draw(rng, None if cuda else args.cpu_max_mib)
         plan = plan_class(case)
-        if args.only_multi and "+" not in plan:
+        if (args.only_multi and "+" not in plan) or (only_ops and case["op"] not in only_ops) \
+                or (only_dtypes and case["dtype"] not in only_dtypes):
             continue
         x = make(case, args.device, args.seed * 100003 + i)
         ours, theirs = calls(case)
@@ -327,7 +332,7 @@ def main():
            "device_name": torch.cuda.get_device_name() if cuda else "cpu", "read_ceiling_gbps": ceiling,
            "threads": torch.get_num_threads(), "torch": torch.__version__, "seed": args.seed, "cases": len(rows), "cases_drawn_for": args.cases,
            "cpu_max_mib": None if cuda else args.cpu_max_mib, "columns_loads": args.columns_loads, "no_gather": args.no_gather,
-           "only_multi": args.only_multi, "rows": rows}
+           "only_multi": args.only_multi, "only_ops": sorted(only_ops), "only_dtypes": sorted(only_dtypes), "rows": rows}
     os.makedirs(args.out, exist_ok=True)
     stem = os.path.join(args.out, f"sweep_{args.device}")
     with open(stem + ".json", "w") as f:

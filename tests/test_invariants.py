@@ -288,6 +288,15 @@ for dt in ALL_DTYPES:
         for k, v in r.items():
             for i, t in enumerate(v if isinstance(v, tuple) else (v,)):
                 out[f"{dt} {shape} {dim} {k} {i}"] = hashlib.sha1(t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()).hexdigest()
+    if dt.is_floating_point:  # logsumexp's exponentials at their edges: spreads past 708 (float64: subnormal terms), -inf
+        g = torch.Generator().manual_seed(9)
+        w = torch.randn(7, 4099, generator=g, dtype=torch.float64) * 300
+        w[1, ::5] = -math.inf
+        w[2, 100:200] = -745.0
+        w[3] = torch.linspace(-746.0, -700.0, 4099, dtype=torch.float64)  # every term near the edges, the max 0
+        w[3, 77] = 0.0
+        for d in (1, 0):
+            out[f"{dt} wide logsumexp {d}"] = hashlib.sha1(reducekit.logsumexp(w.to(dt), d).contiguous().view(torch.uint8).numpy().tobytes()).hexdigest()
     if dt.is_floating_point:  # the vector max's and min's rules: ties of -0 and +0 (either first), NaN, infinities
         G = 64 // torch.empty((), dtype=dt).element_size()  # values a lane: the first lane decides a tie (left kept)
         g = torch.Generator().manual_seed(8)

@@ -9,13 +9,14 @@ ops they serve, and wide data on both kernel shapes (rows and columns).
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 
 import pytest
 import torch
 
 import reducekit
-from helpers import generator, poison_allocator, same_bits
+from helpers import generator, poison_allocator, same_bits, seed_for
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
 
@@ -384,3 +385,50 @@ def test_gallery_serves_ops(op, dtype):
                 torch.testing.assert_close(got.float(), exp.float(), rtol=1e-2 if dtype == torch.float16 else 1e-4, atol=0)
             else:
                 assert torch.equal(got, exp), f"{m.name}: {got} vs {exp}"
+
+
+def _exp_points() -> torch.Tensor:
+    """float64 points over exp's whole domain: its edges (708.39 and 745.13, where CUDA's exp
+    changes path), subnormal and overflowing results, specials, and random values by magnitude."""
+    g = torch.Generator().manual_seed(seed_for("exp_nv"))
+    edges = torch.tensor([0.0, -0.0, 1.0, -1.0, 1e-300, -1e-300, 5e-324, 0.5, 2.0**-30, 700.0, 708.39, 708.3964185322641,
+                          709.78, 709.782712893384, 709.7827128933841, 710.0, -708.3964185322641, -708.4, -720.0, -744.4,
+                          -745.1332191019411, -745.1332191019412, -745.2, -746.0, -1000.0, 1000.0, 1e300, -1e300,
+                          math.inf, -math.inf, math.nan], dtype=torch.float64)
+    near = torch.cat([e + torch.linspace(-1e-9, 1e-9, 201, dtype=torch.float64) for e in (708.3964185322641, -708.3964185322641,
+                                                                                        -745.1332191019411, 709.782712893384)])
+    mag = torch.exp(torch.rand(200_000, generator=g, dtype=torch.float64) * 80 - 60)  # |x| log-uniform in e^-60 .. e^20
+    sign = torch.where(torch.rand(200_000, generator=g) < 0.7, -1.0, 1.0).double()
+    wide = (torch.rand(100_000, generator=g, dtype=torch.float64) * 1460 - 750)    # -750 .. 710 uniformly
+    return torch.cat([edges, near, mag.clamp(max=760) * sign, wide])
+
+
+def test_exp_nv_accuracy_cpu():
+    """The CPU's copy of CUDA's float64 exp (logsumexp's CPU loops; reducekit._C._exp_nv): within one
+    ulp of an 80-bit reference everywhere (CUDA's documented bound), exact at the specials (e^0 = 1,
+    e^-inf = +0, e^inf = inf, NaN), overflow to inf past 709.79 and +0 below -745.14."""
+    import numpy as np
+    x = _exp_points()
+    got = reducekit._C._exp_nv(x)
+    xs = x.numpy()
+    ref = np.exp(xs.astype(np.longdouble))
+    fin = np.isfinite(xs) & (ref < np.longdouble(np.finfo(np.float64).max))
+    ulp = np.spacing(np.abs(ref[fin].astype(np.float64)))  # the spacing at the result (subnormal: 2^-1074)
+    err = np.abs(got.numpy()[fin].astype(np.longdouble) - ref[fin]) / ulp
+    assert float(err.max()) <= 1.0, f"{float(err.max())} ulp at x = {xs[fin][int(err.argmax())]!r}"
+    g = got.numpy()
+    assert g[0] == 1.0 and g[1] == 1.0
+    assert (g[np.isposinf(xs)] == np.inf).all() and (g[np.isneginf(xs)] == 0).all() and np.isnan(g[np.isnan(xs)]).all()
+    assert (g[(xs > 709.7827128933841) & np.isfinite(xs)] == np.inf).all()
+    assert (g[xs < -745.1332191019412] == 0).all() and not np.signbit(g[xs < -745.1332191019412]).any()
+
+
+@pytest.mark.cuda
+def test_exp_nv_equals_cuda_exp():
+    """The CPU's copy of CUDA's float64 exp gives CUDA's bits (torch.exp of float64 on the GPU is
+    libdevice's exp, which the engine's logsumexp calls), edges and specials included."""
+    x = _exp_points()
+    got = reducekit._C._exp_nv(x)
+    want = torch.exp(x.cuda()).cpu()
+    differ = (got.view(torch.int64) != want.view(torch.int64)) & ~(got.isnan() & want.isnan())
+    assert not bool(differ.any()), f"{int(differ.sum())} of {x.numel()} differ, first at x = {float(x[differ][0])!r}"

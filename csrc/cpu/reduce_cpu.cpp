@@ -14,12 +14,18 @@
 #include <c10/util/Exception.h>
 #include <c10/util/Half.h>
 
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+#define RK_OPS_AVX2_LANES 1
+// AVX2 and F16C only (no FMA: nothing here may contract a product into an add; the build also
+// passes -ffp-contract=off). Float64 exponentials take RK_OPS_FMA: explicit fused steps only.
+#define RK_OPS_AVX2 __attribute__((target("avx2,f16c")))
+#define RK_OPS_FMA __attribute__((target("avx2,f16c,fma")))
 #endif
 
 namespace rk {
@@ -69,6 +75,58 @@ inline Out out_cvt(R v) {
   }
 }
 
+// CUDA's float64 exp (libdevice's __nv_exp), as nvcc 13's PTX for exp(double) spells it: n =
+// round(x log2 e) by the 1.5 x 2^52 shifter in one fused multiply-add, r = x - n ln 2 in two fused
+// steps, e^r by a degree-11 polynomial in fused steps, 2^n added to the exponent field (n's low
+// 12 bits: a 32-bit add to the high word). |x| at or above 708.39 (the high word against
+// 0x4086232B) takes the edges: 0 for x < 0, x + inf else (inf, NaN), except that below 745.13
+// (0x40874800) 2^n is applied as two factors (subnormal and overflowing results). Every step is
+// an IEEE operation, so std::fma reproduces it bit for bit; FMA instructions where the CPU has them.
+namespace nvexp {
+inline double from_bits(uint64_t b) {
+  double d;
+  std::memcpy(&d, &b, sizeof d);
+  return d;
+}
+inline uint64_t bits_of(double d) {
+  uint64_t b;
+  std::memcpy(&b, &d, sizeof b);
+  return b;
+}
+inline double from_words(uint32_t lo, uint32_t hi) { return from_bits((uint64_t{hi} << 32) | lo); }
+constexpr uint64_t kLog2e = 0x3FF71547652B82FEull, kShift = 0x4338000000000000ull, kNegShift = 0xC338000000000000ull;
+constexpr uint64_t kNegLn2Hi = 0xBFE62E42FEFA39EFull, kNegLn2Lo = 0xBC7ABC9E3B39803Full;
+constexpr uint64_t kP[10] = {0x3E5ADE1569CE2BDFull, 0x3E928AF3FCA213EAull, 0x3EC71DEE62401315ull, 0x3EFA01997C89EB71ull,
+                             0x3F2A01A014761F65ull, 0x3F56C16C1852B7AFull, 0x3F81111111122322ull, 0x3FA55555555502A1ull,
+                             0x3FC5555555555511ull, 0x3FE000000000000Bull};
+constexpr uint32_t kFastBelow = 0x4086232Bu, kScaledBelow = 0x40874800u;  // |x|'s high word
+__attribute__((always_inline)) inline double body(double x) {
+  const double t = std::fma(x, from_bits(kLog2e), from_bits(kShift));
+  const uint32_t i = static_cast<uint32_t>(bits_of(t));  // n, two's complement in the low word
+  const double n = t + from_bits(kNegShift);
+  double r = std::fma(n, from_bits(kNegLn2Hi), x);
+  r = std::fma(n, from_bits(kNegLn2Lo), r);
+  double p = from_bits(kP[0]);
+  for (int k = 1; k < 10; ++k) p = std::fma(p, r, from_bits(kP[k]));
+  p = std::fma(p, r, 1.0);
+  p = std::fma(p, r, 1.0);
+  const uint64_t pb = bits_of(p);
+  const uint32_t plo = static_cast<uint32_t>(pb), phi = static_cast<uint32_t>(pb >> 32);
+  const uint32_t ahi = static_cast<uint32_t>(bits_of(x) >> 32) & 0x7FFFFFFFu;
+  if (ahi < kFastBelow) return from_words(plo, phi + (i << 20));
+  if (ahi >= kScaledBelow) return x < 0 ? 0.0 : x + std::numeric_limits<double>::infinity();
+  const int32_t ni = static_cast<int32_t>(i);
+  const int32_t h = (ni + static_cast<int32_t>(i >> 31)) >> 1;  // n / 2, toward zero
+  const double a = from_words(plo, phi + (static_cast<uint32_t>(h) << 20));
+  const double b = from_words(0u, (static_cast<uint32_t>(ni - h) << 20) + 0x3FF00000u);
+  return a * b;
+}
+#if RK_OPS_AVX2_LANES
+RK_OPS_FMA double hw(double x) { return body(x); }
+#endif
+double soft(double x) { return body(x); }
+}  // namespace nvexp
+
 // Pairwise tree over a stream of subtrees of equal size: push(v) in index order, result() at the
 // end (the missing right siblings are the identity).
 template <class Op>
@@ -76,11 +134,14 @@ struct TreeStack {
   using Acc = typename Op::Acc;
   Acc st[kMaxLevels];
   int64_t count = 0;
-  void push(Acc v) {
-    int k = 0;
+  void push(Acc v) { push(v, 0); }
+  // The root of 2^level subtrees (their own perfect tree), pushed where count is a multiple of
+  // 2^level: the same tree as pushing them one by one.
+  void push(Acc v, int level) {
+    int k = level;
     for (; (count >> k) & 1; ++k) v = Op::combine(st[k], v);
     st[k] = v;
-    ++count;
+    count += int64_t{1} << level;
   }
   // The root of the perfect tree over the next power of two of subtrees: the last pending
   // subtree (the lowest set bit k0 of count) is a left child padded with the identity; above it,
@@ -115,10 +176,7 @@ typename Op::Acc lane(const In* x, int64_t s, int cnt, int64_t i0, const red::Pa
 // Whole lanes reduced together by a non-batched operator (kJoint chains of G dependent operations).
 constexpr int64_t kJoint = 8;
 
-#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-#define RK_OPS_AVX2_LANES 1
-// AVX2 and F16C only (no FMA: nothing here may contract a product into an add).
-#define RK_OPS_AVX2 __attribute__((target("avx2,f16c")))
+#if RK_OPS_AVX2_LANES
 
 // The AVX2 build of the joint lanes (lanes() below), for the map-reduce operators of float32,
 // float64, bfloat16 and float16 rows with a sum, max or min and the identity, |v| or v^2 map: mean, amax, amin and
@@ -309,18 +367,24 @@ RK_OPS_AVX2 int64_t joint_lanes(const In* x, int64_t n, int64_t l, int64_t l1, T
   }
   return l;
 }
-// logsumexp's float32 lanes (float32 or 16-bit values) in AVX2: kJoint whole lanes transposed as
+// logsumexp's lanes in AVX2. float32 (float32 or 16-bit values): kJoint whole lanes transposed as
 // in blocks() above, each lane's max and then its sum of exponentials in index order, the
 // exponential exp_scaled_cpu's operations on 8 lanes at once (exp_scaled8): the scalar lane()'s
-// bits. A lane whose max is not finite is {max, 0}, as LogSumExp::lane.
+// bits. float64: 4 lanes a vector, the exponential CUDA's (exp_nv4, nvexp::body's operations).
+// A lane whose max is not finite is {max, 0}, as LogSumExp::lane. The lanes' tree is built in
+// vectors too, 16 (float32) or 8 (float64) lanes at a time, LogSumExp::combine's rule lane by lane
+// (lse_combine): one scalar combine a lane, a chain of dependent exponentials, had held float32
+// rows at 0.3-0.4x torch after their lanes were vectors.
 template <class In, class Op>
-inline constexpr bool kLseLanes = (std::is_same_v<In, float> || kHalfLike<In>) &&
-                                  std::is_same_v<Op, red::LogSumExp<float, float>>;
+inline constexpr bool kLseLanes = ((std::is_same_v<In, float> || kHalfLike<In>) && std::is_same_v<Op, red::LogSumExp<float, float>>) ||
+                                  (std::is_same_v<In, double> && std::is_same_v<Op, red::LogSumExp<double, double>>);
 
 RK_OPS_AVX2 inline __m256 exp_scaled8(__m256 v) {
   using C = red::ExpCephes;
   const __m256 live = _mm256_cmp_ps(v, _mm256_set1_ps(C::kFloor), _CMP_GT_OQ);  // else +0 (-inf and NaN too)
-  v = _mm256_blendv_ps(_mm256_set1_ps(C::kFloor), v, live);
+  // Dead lanes compute e^0, masked below: at the floor their subnormal e^-104 cost a microcode assist
+  // a vector (rows padded with -inf, masked logits: 1.6x the row's time).
+  v = _mm256_and_ps(v, live);
   const __m256 t = _mm256_mul_ps(v, _mm256_set1_ps(C::kLog2e));
   const __m256 n = _mm256_sub_ps(_mm256_add_ps(t, _mm256_set1_ps(C::kRound)), _mm256_set1_ps(C::kRound));
   __m256 r = _mm256_sub_ps(v, _mm256_mul_ps(n, _mm256_set1_ps(C::kLn2Hi)));
@@ -337,53 +401,370 @@ RK_OPS_AVX2 inline __m256 exp_scaled8(__m256 v) {
   return _mm256_and_ps(y, live);
 }
 
-// LogSumExp::lane of 8 lanes at once: v[k] holds value k of each lane (k < cnt); the lanes' max
-// and sums of exponentials into m8 and s8 (s8 +0 where the max is not finite, as the lane's).
-RK_OPS_AVX2 inline void lse8(const __m256* v, int cnt, float* m8, float* s8) {
-  __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
-  for (int k = 0; k < cnt; ++k) m = vcombine(m, v[k], red::MaxM{});
-  const __m256 finite = _mm256_cmp_ps(_mm256_sub_ps(m, m), _mm256_setzero_ps(), _CMP_EQ_OQ);
-  __m256 s = _mm256_setzero_ps();
-  for (int k = 0; k < cnt; ++k) s = _mm256_add_ps(s, exp_scaled8(_mm256_sub_ps(v[k], m)));
-  _mm256_store_ps(m8, m);
-  _mm256_store_ps(s8, _mm256_and_ps(s, finite));
+// CUDA's exp of 4 float64 values (nvexp::body, each fused step an FMA instruction); lanes whose
+// |x| reaches the edges (708.39: -inf, NaN, subnormal and overflowing results) go through the scalar
+// copy.
+RK_OPS_FMA inline __m256d exp_nv4(__m256d x) {
+  using namespace nvexp;
+  const __m256d t = _mm256_fmadd_pd(x, _mm256_set1_pd(from_bits(kLog2e)), _mm256_set1_pd(from_bits(kShift)));
+  const __m256d n = _mm256_add_pd(t, _mm256_set1_pd(from_bits(kNegShift)));
+  __m256d r = _mm256_fmadd_pd(n, _mm256_set1_pd(from_bits(kNegLn2Hi)), x);
+  r = _mm256_fmadd_pd(n, _mm256_set1_pd(from_bits(kNegLn2Lo)), r);
+  __m256d p = _mm256_set1_pd(from_bits(kP[0]));
+  for (int k = 1; k < 10; ++k) p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(from_bits(kP[k])));
+  p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0));
+  p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0));
+  // n's low 12 bits into the exponent field: the high word plus n << 20, modulo 2^32.
+  const __m256i e = _mm256_slli_epi64(_mm256_castpd_si256(t), 52);
+  __m256d y = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(p), e));
+  // |x|'s high word under kFastBelow <=> |x| under the double whose high word it is (NaN: not).
+  const __m256d ax = _mm256_andnot_pd(_mm256_set1_pd(-0.0), x);
+  const int fast = _mm256_movemask_pd(_mm256_cmp_pd(ax, _mm256_set1_pd(from_bits(uint64_t{kFastBelow} << 32)), _CMP_LT_OQ));
+  if (fast != 0xF && !RK_FAULT_IS(CpuExpNoEdge)) {  // planted: the edges keep the fast formula
+    alignas(32) double v[4], o[4];
+    _mm256_store_pd(v, x);
+    _mm256_store_pd(o, y);
+    for (int j = 0; j < 4; ++j)
+      if (!((fast >> j) & 1)) o[j] = hw(v[j]);
+    y = _mm256_load_pd(o);
+  }
+  return y;
 }
 
-template <class In, class Op>
-RK_OPS_AVX2 int64_t lse_lanes(const In* x, int64_t n, int64_t l, int64_t l1, TreeStack<Op>& st) {
-  static_assert(kJoint == 8, "one vector of eight floats holds a block's lanes");
+// LogSumExp::combine of the lanes' pairs (a left, b right) lane by lane: the max; where it is not
+// finite {max, 0}; else the larger side's sum plus the smaller's times e^(smaller - larger), the
+// left side on ties.
+RK_OPS_AVX2 inline void lse_combine(__m256 am, __m256 as, __m256 bm, __m256 bs, __m256& m, __m256& s) {
+  const __m256 mx = vcombine(am, bm, red::MaxM{});
+  const __m256 finite = _mm256_cmp_ps(_mm256_sub_ps(mx, mx), _mm256_setzero_ps(), _CMP_EQ_OQ);
+  const __m256 ge = _mm256_cmp_ps(am, bm, _CMP_GE_OQ);
+  const __m256 big_m = _mm256_blendv_ps(bm, am, ge), small_m = _mm256_blendv_ps(am, bm, ge);
+  const __m256 big_s = _mm256_blendv_ps(bs, as, ge), small_s = _mm256_blendv_ps(as, bs, ge);
+  const __m256 sum = _mm256_add_ps(big_s, _mm256_mul_ps(small_s, exp_scaled8(_mm256_sub_ps(small_m, big_m))));
+  m = _mm256_blendv_ps(mx, big_m, finite);
+  s = _mm256_and_ps(sum, finite);
+}
+RK_OPS_FMA inline void lse_combine(__m256d am, __m256d as, __m256d bm, __m256d bs, __m256d& m, __m256d& s) {
+  const __m256d mx = vcombine(am, bm, red::MaxM{});
+  const __m256d finite = _mm256_cmp_pd(_mm256_sub_pd(mx, mx), _mm256_setzero_pd(), _CMP_EQ_OQ);
+  const __m256d ge = _mm256_cmp_pd(am, bm, _CMP_GE_OQ);
+  const __m256d big_m = _mm256_blendv_pd(bm, am, ge), small_m = _mm256_blendv_pd(am, bm, ge);
+  const __m256d big_s = _mm256_blendv_pd(bs, as, ge), small_s = _mm256_blendv_pd(as, bs, ge);
+  const __m256d sum = _mm256_add_pd(big_s, _mm256_mul_pd(small_s, exp_nv4(_mm256_sub_pd(small_m, big_m))));
+  m = _mm256_blendv_pd(mx, big_m, finite);
+  s = _mm256_and_pd(sum, finite);
+}
+
+// The root of 16 float32 lanes' tree (lanes 0-7 in a, 8-15 in b), as 15 pairwise combines in 4
+// vector steps; P, Q, R name the subtrees of 2, 4 and 8 lanes.
+RK_OPS_AVX2 inline void lse_tree16(__m256 am, __m256 as, __m256 bm, __m256 bs, float* m, float* s) {
+  __m256 cm, cs;  // [P0 P1 P4 P5 | P2 P3 P6 P7]: even lanes (a0 a2 b0 b2 | a4 a6 b4 b6) with the odd ones
+  if (RK_FAULT_IS(CpuLseTreePairs)) {  // planted: lane j paired with lane j + 8
+    lse_combine(am, as, bm, bs, cm, cs);
+  } else {
+    lse_combine(_mm256_shuffle_ps(am, bm, 0x88), _mm256_shuffle_ps(as, bs, 0x88), _mm256_shuffle_ps(am, bm, 0xDD),
+                _mm256_shuffle_ps(as, bs, 0xDD), cm, cs);
+  }
+  __m256 qm, qs;  // [Q0 Q2 Q0 Q2 | Q1 Q3 Q1 Q3]
+  lse_combine(_mm256_shuffle_ps(cm, cm, 0x88), _mm256_shuffle_ps(cs, cs, 0x88), _mm256_shuffle_ps(cm, cm, 0xDD),
+              _mm256_shuffle_ps(cs, cs, 0xDD), qm, qs);
+  __m256 rm, rs;  // [R0 R1 ...]: Q0 with Q1, Q2 with Q3
+  lse_combine(qm, qs, _mm256_permute2f128_ps(qm, qm, 0x01), _mm256_permute2f128_ps(qs, qs, 0x01), rm, rs);
+  __m256 tm, ts;  // R0 with R1
+  lse_combine(rm, rs, _mm256_permute_ps(rm, 0x01), _mm256_permute_ps(rs, 0x01), tm, ts);
+  *m = _mm256_cvtss_f32(tm);
+  *s = _mm256_cvtss_f32(ts);
+}
+// The root of 8 float64 lanes' tree (lanes 0-3 in a, 4-7 in b) in 3 vector steps.
+RK_OPS_FMA inline void lse_tree8(__m256d am, __m256d as, __m256d bm, __m256d bs, double* m, double* s) {
+  __m256d cm, cs;  // [P0 P2 | P1 P3]: (a0 b0 | a2 b2) with (a1 b1 | a3 b3)
+  lse_combine(_mm256_unpacklo_pd(am, bm), _mm256_unpacklo_pd(as, bs), _mm256_unpackhi_pd(am, bm), _mm256_unpackhi_pd(as, bs), cm, cs);
+  __m256d qm, qs;  // [Q0 Q1 | ...]: P0 with P1, P2 with P3
+  lse_combine(cm, cs, _mm256_permute2f128_pd(cm, cm, 0x01), _mm256_permute2f128_pd(cs, cs, 0x01), qm, qs);
+  __m256d tm, ts;  // Q0 with Q1
+  lse_combine(qm, qs, _mm256_permute_pd(qm, 0x5), _mm256_permute_pd(qs, 0x5), tm, ts);
+  *m = _mm256_cvtsd_f64(tm);
+  *s = _mm256_cvtsd_f64(ts);
+}
+
+// LogSumExp::lane of 8 (4) lanes at once: v[k] holds value k of each lane (k < cnt); the lanes'
+// max and sums of exponentials (the sum +0 where the max is not finite, as the lane's).
+RK_OPS_AVX2 inline void lse8(const __m256* v, int cnt, __m256& m, __m256& s) {
+  m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int k = 0; k < cnt; ++k) m = vcombine(m, v[k], red::MaxM{});
+  const __m256 finite = _mm256_cmp_ps(_mm256_sub_ps(m, m), _mm256_setzero_ps(), _CMP_EQ_OQ);
+  s = _mm256_setzero_ps();
+  for (int k = 0; k < cnt; ++k) s = _mm256_add_ps(s, exp_scaled8(_mm256_sub_ps(v[k], m)));
+  s = _mm256_and_ps(s, finite);
+}
+RK_OPS_FMA inline void lse4(const __m256d* v, int cnt, __m256d& m, __m256d& s) {
+  m = _mm256_set1_pd(-std::numeric_limits<double>::infinity());
+  for (int k = 0; k < cnt; ++k) m = vcombine(m, v[k], red::MaxM{});
+  const __m256d finite = _mm256_cmp_pd(_mm256_sub_pd(m, m), _mm256_setzero_pd(), _CMP_EQ_OQ);
+  s = _mm256_setzero_pd();
+  for (int k = 0; k < cnt; ++k) s = _mm256_add_pd(s, exp_nv4(_mm256_sub_pd(v[k], m)));
+  s = _mm256_and_pd(s, finite);
+}
+
+// 8 float32 lanes of a contiguous run at b (G values each): value k of each lane in r[k].
+template <class In>
+RK_OPS_AVX2 inline void lse_block8(const In* b, __m256& m, __m256& s) {
   constexpr int64_t G = 64 / sizeof(In);
   constexpr int H = static_cast<int>(G / 8);
-  using Acc = typename Op::Acc;
-  alignas(32) float m8[8], s8[8];
-  for (; l + kJoint <= l1 && (l + kJoint) * G <= n; l += kJoint) {
-    const In* b = x + l * G;
-    __m256 r[H][8];  // r[h][k], value 8h + k of each lane: in index order as one array of G vectors
-    for (int h = 0; h < H; ++h) {
-      for (int j = 0; j < 8; ++j) r[h][j] = load8(b + j * G + 8 * h);
-      transpose8(r[h]);
+  __m256 r[H][8];  // r[h][k], value 8h + k of each lane: in index order as one array of G vectors
+  for (int h = 0; h < H; ++h) {
+    for (int j = 0; j < 8; ++j) r[h][j] = load8(b + j * G + 8 * h);
+    transpose8(r[h]);
+  }
+  lse8(&r[0][0], static_cast<int>(G), m, s);
+}
+// 4 float64 lanes of 8 values at b, transposed as blocks() does.
+RK_OPS_FMA inline void lse_block4(const double* b, __m256d& m, __m256d& s) {
+  __m256d r[2][4];  // r[h][k]: value 4h + k of each lane
+  for (int h = 0; h < 2; ++h) {
+    for (int j = 0; j < 4; ++j) r[h][j] = _mm256_loadu_pd(b + j * 8 + 4 * h);
+    transpose4(r[h]);
+  }
+  lse4(&r[0][0], 8, m, s);
+}
+
+// The lanes of a run left after the subtrees, W at a time, each pushed alone; the last, short,
+// block read from a copy padded with -inf, which leaves a lane's max and sum as they were (its
+// exponentials are +0): no lane of a row goes value by value through the scalar exponential (a
+// row of 462 float32 values had 5 of its 29 lanes there, 0.3x torch).
+template <class Op, int W, class In, class Block>
+inline int64_t lse_rest(const In* x, int64_t n, int64_t l, int64_t l1, TreeStack<Op>& st, Block block) {
+  constexpr int64_t G = 64 / sizeof(In);
+  using V = std::conditional_t<W == 8, __m256, __m256d>;
+  using A = typename Op::Acc;
+  const int64_t lend = std::min(l1, (n + G - 1) / G);
+  for (; l < lend;) {
+    const int64_t nl = std::min<int64_t>(W, lend - l), avail = std::min(n, (l + nl) * G) - l * G;
+    V m, s;
+    if (avail == W * G) {
+      block(x + l * G, m, s);
+    } else {
+      In buf[W * G];
+      for (int64_t i = 0; i < W * G; ++i) buf[i] = i < avail ? x[l * G + i] : In(RK_FAULT_IS(CpuLsePadZero) ? 0.0f : -std::numeric_limits<float>::infinity());  // planted: 0
+      block(buf, m, s);
     }
-    lse8(&r[0][0], static_cast<int>(G), m8, s8);
-    for (int j = 0; j < 8; ++j) st.push(Acc{m8[j], s8[j]});
+    alignas(32) decltype(A::m) mv[W], sv[W];
+    std::memcpy(mv, &m, sizeof m);
+    std::memcpy(sv, &s, sizeof s);
+    for (int64_t j = 0; j < nl; ++j) st.push(A{mv[j], sv[j]});
+    l += nl;
   }
   return l;
 }
 
-// The same for 8 adjacent columns at a time of a columns tile (cnt <= G rows, row stride ld): the
-// columns are the lanes, so no transpose. Writes acc[0, c) for the first c = nc - nc % 8 columns and
-// returns c.
+// Whole lanes of a contiguous run from lane l (the stack's count 0 there), 8 (float64) or 16 lanes
+// a step, each step's subtree pushed whole, then the rest (lse_rest); returns the first lane not done.
+template <class Op>
+RK_OPS_FMA int64_t lse_lanes(const double* x, int64_t n, int64_t l, int64_t l1, TreeStack<Op>& st) {
+  constexpr int64_t G = 8;
+  for (; (st.count & 7) == 0 && l + 8 <= l1 && (l + 8) * G <= n; l += 8) {
+    __m256d am, as, bm, bs;
+    lse_block4(x + l * G, am, as);
+    lse_block4(x + (l + 4) * G, bm, bs);
+    double m, s;
+    lse_tree8(am, as, bm, bs, &m, &s);
+    st.push(typename Op::Acc{m, s}, 3);
+  }
+  return lse_rest<Op, 4>(x, n, l, l1, st, lse_block4);
+}
+template <class In, class Op>
+RK_OPS_AVX2 int64_t lse_lanes(const In* x, int64_t n, int64_t l, int64_t l1, TreeStack<Op>& st) {
+  static_assert(kJoint == 8, "one vector of eight floats holds a block's lanes");
+  constexpr int64_t G = 64 / sizeof(In);
+  using Acc = typename Op::Acc;
+  if ((st.count & 15) == 0) {
+    for (; l + 16 <= l1 && (l + 16) * G <= n; l += 16) {
+      __m256 am, as, bm, bs;
+      lse_block8(x + l * G, am, as);
+      lse_block8(x + (l + 8) * G, bm, bs);
+      float m, s;
+      lse_tree16(am, as, bm, bs, &m, &s);
+      st.push(Acc{m, s}, 4);
+    }
+  }
+  return lse_rest<Op, 8>(x, n, l, l1, st, lse_block8<In>);
+}
+
+// The same for adjacent columns of a columns tile (cnt <= G rows, row stride ld), 8 (float64: 4)
+// at a time: the columns are the lanes, so no transpose. Writes acc[0, c) for the first whole
+// vectors' columns and returns c.
+template <class Op>
+RK_OPS_FMA int64_t lse_columns(const double* x, int64_t ld, int64_t nc, int cnt, typename Op::Acc* acc) {
+  int64_t c = 0;
+  alignas(32) double m4[4], s4[4];
+  for (; c + 4 <= nc; c += 4) {
+    __m256d v[8], m, s;
+    for (int k = 0; k < cnt; ++k) v[k] = _mm256_loadu_pd(x + k * ld + c);
+    lse4(v, cnt, m, s);
+    _mm256_store_pd(m4, m);
+    _mm256_store_pd(s4, s);
+    for (int j = 0; j < 4; ++j) acc[c + j] = typename Op::Acc{m4[j], s4[j]};
+  }
+  return c;
+}
 template <class In, class Op>
 RK_OPS_AVX2 int64_t lse_columns(const In* x, int64_t ld, int64_t nc, int cnt, typename Op::Acc* acc) {
   constexpr int G = 64 / sizeof(In);
-  alignas(32) float m8[8], s8[8];
   int64_t c = 0;
-  for (; c + 8 <= nc; c += 8) {
-    __m256 v[G];
-    for (int k = 0; k < cnt; ++k) v[k] = load8(x + k * ld + c);
-    lse8(v, cnt, m8, s8);
-    for (int j = 0; j < 8; ++j) acc[c + j] = typename Op::Acc{m8[j], s8[j]};
+  {
+    alignas(32) float m8[8], s8[8];
+    for (; c + 8 <= nc; c += 8) {
+      __m256 v[G], m, s;
+      for (int k = 0; k < cnt; ++k) v[k] = load8(x + k * ld + c);
+      lse8(v, cnt, m, s);
+      _mm256_store_ps(m8, m);
+      _mm256_store_ps(s8, s);
+      for (int j = 0; j < 8; ++j) acc[c + j] = typename Op::Acc{m8[j], s8[j]};
+    }
   }
   return c;
+}
+
+// Columns of a map-reduce operator (kVecLanes: mean, amax, amin, vector_norm 1, 2, inf, -inf,
+// nansum's and the like of float and 16-bit values): W adjacent columns a vector (8 float32 or 4
+// float64 accumulators), each column's cnt values entered in row order, as the scalar loop in
+// column_lanes() enters them: the same bits. The scalar loop held aligned float32 columns at 0.15x
+// torch (issue 21's CPU sweep). Writes acc[0, c) for the first whole vectors' columns; returns c.
+template <class In, class Op>
+RK_OPS_AVX2 int64_t joint_columns(const In* x, int64_t ld, int64_t nc, int cnt, typename Op::Acc* acc) {
+  using A = typename Op::Acc;
+  using F = Form<Op>;
+  const typename F::M mon{};
+  const typename F::Map map{};
+  int64_t c = 0;
+  if constexpr (std::is_same_v<A, float>) {
+    static_assert(std::is_same_v<In, float> || kHalfLike<In>, "float32 accumulators take float32 or 16-bit values");
+    for (; c + 8 <= nc; c += 8) {
+      __m256 a = vset(F::M::template identity<float>());
+      for (int k = RK_FAULT_IS(CpuColumnsFirstRow) ? 1 : 0; k < cnt; ++k) a = vcombine(a, vmap(load8(x + k * ld + c), map), mon);  // planted: from 1
+      _mm256_storeu_ps(acc + c, a);
+    }
+  } else {
+    static_assert(std::is_same_v<A, double> && (std::is_same_v<In, float> || std::is_same_v<In, double>), "float64 accumulators");
+    for (; c + 4 <= nc; c += 4) {
+      __m256d a = vset(F::M::template identity<double>());
+      for (int k = RK_FAULT_IS(CpuColumnsFirstRow) ? 1 : 0; k < cnt; ++k) {  // planted: from 1
+        __m256d v;
+        if constexpr (std::is_same_v<In, float>) {
+          v = _mm256_cvtps_pd(_mm_loadu_ps(x + k * ld + c));
+        } else {
+          v = _mm256_loadu_pd(x + k * ld + c);
+        }
+        a = vcombine(a, vmap(v, map), mon);
+      }
+      _mm256_storeu_pd(acc + c, a);
+    }
+  }
+  return c;
+}
+
+// amax and amin of bool and integers up to 32 bits (MapReduce of int32 with a max or min and the
+// identity map): the max of a run is the same in any order, so rows are read with vertical vector
+// max (min) instructions in the input's own width (32 int8 values an instruction), columns 8 at a
+// time widened to int32. The scalar lanes held int8 rows at 0.15x torch (issue 21's CPU sweep).
+template <class Op, class = void>
+struct IntForm {
+  static constexpr bool kOk = false;
+};
+template <class Op>
+struct IntForm<Op, std::void_t<typename Op::MapOf>> {
+  static constexpr bool kMax = std::is_same_v<typename Op::Monoid, red::MaxM>;
+  static constexpr bool kOk = (kMax || std::is_same_v<typename Op::Monoid, red::MinM>) && std::is_same_v<typename Op::MapOf, red::MapId> &&
+                              std::is_same_v<typename Op::Acc, int> && std::is_same_v<typename Op::T, int>;
+};
+template <class In, class Op>
+inline constexpr bool kIntExtremum = std::is_integral_v<In> && sizeof(In) <= 4 && IntForm<Op>::kOk;
+
+// The vector max (min) in In's own width, In's signedness (bool as uint8).
+template <class In, bool kMax>
+RK_OPS_AVX2 inline __m256i imaxmin(__m256i a, __m256i b) {
+  constexpr bool kSigned = std::is_signed_v<In>;
+  if constexpr (sizeof(In) == 1) {
+    return kSigned ? (kMax ? _mm256_max_epi8(a, b) : _mm256_min_epi8(a, b)) : (kMax ? _mm256_max_epu8(a, b) : _mm256_min_epu8(a, b));
+  } else if constexpr (sizeof(In) == 2) {
+    return kSigned ? (kMax ? _mm256_max_epi16(a, b) : _mm256_min_epi16(a, b)) : (kMax ? _mm256_max_epu16(a, b) : _mm256_min_epu16(a, b));
+  } else {
+    return kSigned ? (kMax ? _mm256_max_epi32(a, b) : _mm256_min_epi32(a, b)) : (kMax ? _mm256_max_epu32(a, b) : _mm256_min_epu32(a, b));
+  }
+}
+template <class In>
+RK_OPS_AVX2 inline __m256i iset(In v) {
+  if constexpr (sizeof(In) == 1) {
+    return _mm256_set1_epi8(static_cast<char>(v));
+  } else if constexpr (sizeof(In) == 2) {
+    return _mm256_set1_epi16(static_cast<short>(v));
+  } else {
+    return _mm256_set1_epi32(static_cast<int>(v));
+  }
+}
+// 8 values at p widened to int32 (sign- or zero-extended as In).
+template <class In>
+RK_OPS_AVX2 inline __m256i iload8(const In* p) {
+  if constexpr (sizeof(In) == 1) {
+    const __m128i v = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+    return std::is_signed_v<In> ? _mm256_cvtepi8_epi32(v) : _mm256_cvtepu8_epi32(v);
+  } else if constexpr (sizeof(In) == 2) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return std::is_signed_v<In> ? _mm256_cvtepi16_epi32(v) : _mm256_cvtepu16_epi32(v);
+  } else {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  }
+}
+
+template <class In, class Op>
+RK_OPS_AVX2 int int_extremum(const In* x, int64_t i0, int64_t i1) {
+  constexpr bool kMax = IntForm<Op>::kMax;
+  constexpr int W = 32 / sizeof(In);
+  const In kId = kMax ? std::numeric_limits<In>::lowest() : std::numeric_limits<In>::max();
+  In m = kId;
+  int64_t i = i0;
+  if (i1 - i0 >= 4 * W) {
+    __m256i acc[4] = {iset(kId), iset(kId), iset(kId), iset(kId)};
+    for (; i + 4 * W <= i1; i += 4 * W)
+      for (int u = 0; u < 4; ++u) acc[u] = imaxmin<In, kMax>(acc[u], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i + u * W)));
+    const __m256i a = imaxmin<In, kMax>(imaxmin<In, kMax>(acc[0], acc[1]), imaxmin<In, kMax>(acc[2], acc[3]));
+    alignas(32) In part[W];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(part), a);
+    for (In v : part) m = kMax ? (v > m ? v : m) : (v < m ? v : m);
+  }
+  if (RK_FAULT_IS(CpuIntExtremumTail) && i > i0) return static_cast<int>(m);  // planted: the tail not read
+  for (; i < i1; ++i) m = kMax ? (x[i] > m ? x[i] : m) : (x[i] < m ? x[i] : m);
+  return static_cast<int>(m);
+}
+
+template <class In, class Op>
+RK_OPS_AVX2 int64_t int_columns(const In* x, int64_t ld, int64_t nc, int cnt, int* acc) {
+  constexpr bool kMax = IntForm<Op>::kMax;
+  const __m256i id = _mm256_set1_epi32(Op::identity());
+  int64_t c = 0;
+  for (; c + 8 <= nc; c += 8) {
+    __m256i a = id;
+    for (int k = 0; k < cnt; ++k) a = kMax ? _mm256_max_epi32(a, iload8(x + k * ld + c)) : _mm256_min_epi32(a, iload8(x + k * ld + c));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c), a);
+  }
+  return c;
+}
+
+template <class In, class Op>
+inline int64_t lse_lanes_of(const In* x, int64_t n, int64_t l, int64_t l1, TreeStack<Op>& st) {
+  if constexpr (std::is_same_v<In, double>) {
+    return lse_lanes<Op>(x, n, l, l1, st);
+  } else {
+    return lse_lanes<In, Op>(x, n, l, l1, st);
+  }
+}
+template <class In, class Op>
+inline int64_t lse_columns_of(const In* x, int64_t ld, int64_t nc, int cnt, typename Op::Acc* acc) {
+  if constexpr (std::is_same_v<In, double>) {
+    return lse_columns<Op>(x, ld, nc, cnt, acc);
+  } else {
+    return lse_columns<In, Op>(x, ld, nc, cnt, acc);
+  }
 }
 
 // The max (min) of a contiguous run's values [i0, i1), mapped by the identity or |v|: what the lanes
@@ -448,7 +829,7 @@ void lanes(const In* x, int64_t s, int64_t n, int64_t l0, int64_t l1, TreeStack<
   int64_t l = l0;
 #if RK_OPS_AVX2_LANES
   if constexpr (vec::kLseLanes<In, Op>) {
-    if (s == 1 && cpu_avx2()) l = vec::lse_lanes<In, Op>(x, n, l, l1, st);
+    if (s == 1 && cpu_avx2()) l = vec::lse_lanes_of<In, Op>(x, n, l, l1, st);
   }
 #endif
   if constexpr (!Op::kBatched) {
@@ -458,6 +839,12 @@ void lanes(const In* x, int64_t s, int64_t n, int64_t l0, int64_t l1, TreeStack<
       if constexpr (vec::kExtremum<In, Op>) {  // a max or min: one leaf for the whole run, any order
         if (cpu_avx2()) {
           st.push(vec::extremum<In, Op>(x, l0 * G, std::min(l1 * G, n)));
+          return;
+        }
+      }
+      if constexpr (vec::kIntExtremum<In, Op>) {  // the same for integers
+        if (cpu_avx2()) {
+          st.push(vec::int_extremum<In, Op>(x, l0 * G, std::min(l1 * G, n)));
           return;
         }
       }
@@ -493,15 +880,23 @@ void column_lanes(const In* x, int64_t ld, int64_t nc, int cnt, int64_t i0, type
     int64_t c = 0;
 #if RK_OPS_AVX2_LANES
     if constexpr (vec::kLseLanes<In, Op>) {
-      if (cpu_avx2()) c = vec::lse_columns<In, Op>(x, ld, nc, cnt, acc);
+      if (cpu_avx2()) c = vec::lse_columns_of<In, Op>(x, ld, nc, cnt, acc);
     }
 #endif
     for (; c < nc; ++c) acc[c] = lane<In, Op>(x + c, ld, cnt, i0, p);
   } else {
-    for (int64_t c = 0; c < nc; ++c) acc[c] = Op::identity();
+    int64_t c0 = 0;
+#if RK_OPS_AVX2_LANES
+    if constexpr (vec::kVecLanes<In, Op>) {
+      if (cpu_avx2()) c0 = vec::joint_columns<In, Op>(x, ld, nc, cnt, acc);
+    } else if constexpr (vec::kIntExtremum<In, Op>) {
+      if (cpu_avx2()) c0 = vec::int_columns<In, Op>(x, ld, nc, cnt, acc);
+    }
+#endif
+    for (int64_t c = c0; c < nc; ++c) acc[c] = Op::identity();
     for (int k = 0; k < cnt; ++k) {
       const In* row = x + k * ld;
-      for (int64_t c = 0; c < nc; ++c) acc[c] = Op::enter(acc[c], cvt<T>(row[c]), i0 + k, p);
+      for (int64_t c = c0; c < nc; ++c) acc[c] = Op::enter(acc[c], cvt<T>(row[c]), i0 + k, p);
     }
   }
 }
@@ -554,12 +949,12 @@ void run(const OpDesc& d) {
   // into the columns' trees; a column of one lane needs no tree.
   const int64_t C = d.inner, tiles = (C + kTile - 1) / kTile;
   parallel_tasks(d.outer * tiles, R * std::min(C, kTile), [&](int64_t t0, int64_t t1) {
-    std::vector<TreeStack<Op>> st(lanes_n > 1 ? kTile : 0);
+    std::vector<TreeStack<Op>> st(lanes_n > 1 ? kTile : 0);  // a level is written before it is read
     Acc acc[kTile];
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t b = t / tiles, c0 = (t % tiles) * kTile, nc = std::min(kTile, C - c0);
       const In* xt = x + b * R * C + c0;
-      for (int64_t c = 0; c < nc && lanes_n > 1; ++c) st[c] = TreeStack<Op>();
+      for (int64_t c = 0; c < nc && lanes_n > 1; ++c) st[c].count = 0;  // (not = TreeStack(): 64 levels zeroed a column)
       for (int64_t l = 0; l < lanes_n; ++l) {
         const int64_t i0 = l * G;
         const int cnt = static_cast<int>(std::min<int64_t>(G, R - i0));
@@ -611,5 +1006,14 @@ void cpu_op_step(const OpDesc& d) {
         [] { TORCH_CHECK(false, "reducekit: internal error: bad op id"); });
   });
 }
+
+namespace red {
+double exp_nv_cpu(double v) {
+#if RK_OPS_AVX2_LANES
+  if (cpu_avx2()) return nvexp::hw(v);
+#endif
+  return nvexp::soft(v);
+}
+}  // namespace red
 
 }  // namespace rk

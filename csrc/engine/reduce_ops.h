@@ -131,7 +131,21 @@ RK_HD float exp_scaled(float v) {
   return RK_FAULT_IS(CpuExpLibm) ? expf(v) : exp_scaled_cpu(v);  // planted: glibc's expf, which the vectors do not match
 #endif
 }
-RK_HD double exp_scaled(double v) { return exp(v); }
+#if !defined(__CUDA_ARCH__)
+// CUDA's float64 exp (libdevice's __nv_exp) operation for operation on the CPU, in
+// cpu/reduce_cpu.cpp (FMA instructions where the CPU has them, else std::fma): the CPU's float64
+// logsumexp then sums the GPU's exponentials, and its vector lanes compute the same bits.
+double exp_nv_cpu(double v);
+#endif
+// e^v of a float64: CUDA's exp on both backends (the CPU's copy above; glibc's exp, one scalar call
+// a value, held the CPU's float64 logsumexp at 0.12-0.2x torch: issue 21's CPU sweep).
+RK_HD double exp_scaled(double v) {
+#if defined(__CUDA_ARCH__)
+  return exp(v);
+#else
+  return exp_nv_cpu(v);
+#endif
+}
 RK_HD double m_log(double v) { return log(v); }
 RK_HD float m_pow(float a, float b) { return powf(a, b); }
 RK_HD double m_pow(double a, double b) { return pow(a, b); }

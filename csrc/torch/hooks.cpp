@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "engine/reduce_ops.h"
+
 #ifdef RK_WITH_CUDA
 #include "cuda/launchers.h"
 #endif
@@ -75,7 +77,18 @@ void bind_hooks(pybind11::module_& m) {
     return pybind11::make_tuple(single_pass_slots_used(device), old);
   }, "Test hook: (slots used on device, previous limit); limit >= 0 sets how many counter slots single_pass hands out");
 #endif
-  (void)m;
+  m.def("_exp_nv", [](const at::Tensor& x) {
+    TORCH_CHECK_VALUE(x.device().is_cpu() && x.scalar_type() == at::kDouble,
+                      "reducekit._C._exp_nv: x must be a CPU float64 tensor, got " + std::string(x.device().str()) + " " +
+                          std::string(c10::toString(x.scalar_type())));
+    const at::Tensor c = x.contiguous();
+    at::Tensor out = at::empty_like(c);
+    const double* in = c.data_ptr<double>();
+    double* o = out.data_ptr<double>();
+    for (int64_t i = 0; i < c.numel(); ++i) o[i] = red::exp_nv_cpu(in[i]);
+    return out;
+  }, "Test hook: the CPU's copy of CUDA's float64 exp (the one logsumexp's CPU loops use), value by value; on a GPU "
+     "torch.exp of float64 gives the same bits.", pybind11::arg("x"));
 }
 
 }  // namespace rk

@@ -11,7 +11,7 @@
 # benchmarks/ncu_ops.py cases: NCU_CASES, NCU_KERNEL), faults
 # (benchmarks/faults.py), tune_columns (benchmarks/tune_columns.py: the columns kernel's vectors
 # against one column a thread on the sweep's column shapes; TUNE_COLUMNS_ARGS), corpus (tests/corpus.py: record and compare the bits corpus), fault_patches (benchmarks/fault_patches.py, PATCHES_ARGS), tune,
-# tune_ops (benchmarks/tune_ops.py), quick (benchmark --quick), bench (full sweep into
+# tune_ops (benchmarks/tune_ops.py; TUNE_OPS_ARGS, e.g. --set float64), quick (benchmark --quick), bench (full sweep into
 # $OUT/res/h200), dims (bench.py --dims into $OUT/res/h200), rfa (CUB's RFA library from .cccl),
 # exact_families (bench_exact_families.py into $OUT/res/exact_families), misaligned
 # (bench_misaligned.py into $OUT/res/misaligned), exact (bench_exact.py into
@@ -192,7 +192,7 @@ if has tune_columns; then
 fi
 if has tune_ops; then
   log "tune the operators' rows kernel (benchmarks/tune_ops.py)"
-  timeout ${TUNE_OPS_TIMEOUT:-400} python3 benchmarks/tune_ops.py --json "$OUT/res/tune_ops.json" 2>&1 | tee "$OUT/res/tune_ops.log" | tail -40
+  timeout ${TUNE_OPS_TIMEOUT:-400} python3 benchmarks/tune_ops.py --json "$OUT/res/tune_ops.json" ${TUNE_OPS_ARGS:-} 2>&1 | tee "$OUT/res/tune_ops.log" | tail -40
   verdict tune_ops "${PIPESTATUS[0]}"
 fi
 if has quick; then

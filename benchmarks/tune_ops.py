@@ -26,16 +26,21 @@ OPS = {
     "argmax": lambda v, d: reducekit.argmax(v, d),
 }
 LPTS = [0, 1, 2, 4, 8, 16]  # 0: the rule in csrc/cuda/engine/shapes.cu (rows_shape)
+# --set float64 (kOpsRowsTable's 8-byte row, first swept in session 41): a full reduction and rows of
+# 2422 (a sweep case at 0.54x torch: 303 lanes, two blocks a row at one lane a thread), 4096 and 512.
+CASES_FLOAT64 = [((2**25,), None, "float64"), ((14691, 2422), -1, "float64"), ((8192, 4096), -1, "float64"),
+                 ((65536, 512), -1, "float64"), ((14691, 2422), -1, "float32")]
 
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--json", default=None)
     p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--set", default="default", choices=("default", "float64"))
     args = p.parse_args()
     cold = 4 * torch.cuda.get_device_properties(0).L2_cache_size
     rows = []
-    for shape, dim, dt in CASES:
+    for shape, dim, dt in (CASES_FLOAT64 if args.set == "float64" else CASES):
         n = 1
         for s in shape:
             n *= s

@@ -750,6 +750,118 @@ RK_OPS_AVX2 int64_t int_columns(const In* x, int64_t ld, int64_t nc, int cnt, in
   return c;
 }
 
+// argmax and argmin of a contiguous run (ArgExt over float32, float64, 16-bit floats and integers
+// up to 32 bits): the first index of the extreme, a NaN the most extreme (the first NaN), ties to
+// the first (+0 and -0 tie) is the same whatever order the values are read in, so a run is one leaf:
+// a vertical vector max (min) with NaN noted on the side, then a scan for the first value equal to
+// it (or the first NaN), which stops there. The lanes' scalar compare-selects held argmax rows at
+// 0.3-0.7x torch (issue 21's CPU sweep).
+template <class Op>
+struct ArgForm {
+  static constexpr bool kOk = false;
+};
+template <class C, bool kMax_>
+struct ArgForm<red::ArgExt<C, kMax_>> {
+  static constexpr bool kOk = true;
+  static constexpr bool kMax = kMax_;
+};
+template <class In, class Op>
+inline constexpr bool kArgRun = ArgForm<Op>::kOk && !RK_FAULT_IS(ArgmaxLastTie) &&
+                                (((std::is_same_v<In, float> || kHalfLike<In>) && std::is_same_v<typename Op::T, float>) ||
+                                 (std::is_same_v<In, double> && std::is_same_v<typename Op::T, double>) ||
+                                 (std::is_integral_v<In> && sizeof(In) <= 4 && std::is_same_v<typename Op::T, int>));
+
+// 8 values of a run as a vector of the operator's type (float32 from 16-bit floats, int32 from
+// narrow integers; float64: 4).
+template <class In>
+RK_OPS_AVX2 inline auto arg_load(const In* p) {
+  if constexpr (std::is_same_v<In, double>) {
+    return _mm256_loadu_pd(p);
+  } else if constexpr (std::is_integral_v<In>) {
+    return iload8(p);
+  } else {
+    return load8(p);
+  }
+}
+
+// The plain vector max (min), NaN noted apart; lanes equal to m, or the NaN lanes, as a bit mask.
+RK_OPS_AVX2 inline __m256i vmaxmin(__m256i a, __m256i b, bool max) { return max ? _mm256_max_epi32(a, b) : _mm256_min_epi32(a, b); }
+RK_OPS_AVX2 inline int eq_mask(__m256d v, __m256d m, bool nan) {
+  return _mm256_movemask_pd(nan ? _mm256_cmp_pd(v, v, _CMP_UNORD_Q) : _mm256_cmp_pd(v, m, _CMP_EQ_OQ));
+}
+RK_OPS_AVX2 inline int eq_mask(__m256 v, __m256 m, bool nan) {
+  return _mm256_movemask_ps(nan ? _mm256_cmp_ps(v, v, _CMP_UNORD_Q) : _mm256_cmp_ps(v, m, _CMP_EQ_OQ));
+}
+RK_OPS_AVX2 inline int eq_mask(__m256i v, __m256i m, bool) { return _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, m))); }
+
+template <class In, class Op>
+RK_OPS_AVX2 typename Op::Acc arg_run(const In* x, int64_t i0, int64_t i1) {
+  using T = typename Op::T;
+  constexpr bool kMax = ArgForm<Op>::kMax;
+  constexpr int W = std::is_same_v<In, double> ? 4 : 8;
+  const auto val = [](const In& v) -> T {
+    if constexpr (kHalfLike<In>) {
+      return static_cast<float>(v);
+    } else {
+      return static_cast<T>(v);
+    }
+  };
+  // Pass 1: the extreme value (a NaN if any).
+  T m = val(x[i0]);
+  bool nan = red::is_nan(m);
+  int64_t i = i0;
+  if (i1 - i0 >= 4 * W) {
+    using V = decltype(arg_load(x));
+    V acc[4] = {arg_load(x + i0), arg_load(x + i0), arg_load(x + i0), arg_load(x + i0)};
+    V nv;  // float lanes: NaN met (all ones) or not (zero)
+    if constexpr (std::is_same_v<T, double>) {
+      nv = _mm256_setzero_pd();
+    } else if constexpr (std::is_same_v<T, float>) {
+      nv = _mm256_setzero_ps();
+    } else {
+      nv = _mm256_setzero_si256();
+    }
+    for (; i + 4 * W <= i1; i += 4 * W)
+      for (int u = 0; u < 4; ++u) {
+        const V v = arg_load(x + i + u * W);
+        if constexpr (!std::is_integral_v<T>) nv = vnan_or(nv, v);
+        acc[u] = vmaxmin(acc[u], v, kMax);
+      }
+    alignas(32) T part[4 * W];
+    std::memcpy(part, acc, sizeof acc);
+    for (T v : part) m = kMax ? (v > m ? v : m) : (v < m ? v : m);
+    if constexpr (!std::is_integral_v<T>) {
+      alignas(32) T nn[W];
+      std::memcpy(nn, &nv, sizeof nv);
+      for (T v : nn) nan |= v != T(0) && !RK_FAULT_IS(CpuArgRunNan);  // all-ones lanes where a value was NaN (planted: forgotten)
+    }
+  }
+  for (; i < i1; ++i) {
+    const T v = val(x[i]);
+    nan |= red::is_nan(v);
+    m = kMax ? (v > m ? v : m) : (v < m ? v : m);
+  }
+  if (nan) m = std::numeric_limits<T>::quiet_NaN();
+  // Pass 2: the first index holding it.
+  int64_t j = i0;
+  using V = decltype(arg_load(x));
+  V mv;
+  if constexpr (std::is_same_v<T, double>) {
+    mv = _mm256_set1_pd(m);
+  } else if constexpr (std::is_same_v<T, float>) {
+    mv = _mm256_set1_ps(m);
+  } else {
+    mv = _mm256_set1_epi32(m);
+  }
+  for (; j + W <= i1; j += W) {
+    const int mask = eq_mask(arg_load(x + j), mv, nan);
+    if (mask) return {val(x[j + __builtin_ctz(mask)]), j + __builtin_ctz(mask)};
+  }
+  for (; j < i1; ++j)
+    if (nan ? red::is_nan(val(x[j])) : val(x[j]) == m) return {val(x[j]), j};
+  return {m, i0};  // unreachable: the extreme is one of the values
+}
+
 template <class In, class Op>
 inline int64_t lse_lanes_of(const In* x, int64_t n, int64_t l, int64_t l1, TreeStack<Op>& st) {
   if constexpr (std::is_same_v<In, double>) {
@@ -773,45 +885,54 @@ inline int64_t lse_columns_of(const In* x, int64_t ld, int64_t nc, int cnt, type
 // but for +0 and -0 (and NaN, which leaves as the one canonical NaN: out_cvt). So the run is read
 // with vertical vector max (min) instructions, as torch reads it, NaN noted on the side, and only a
 // zero result looks for the first zero of the run, whose sign is the answer (the lanes' rows above
-// still did 24 shuffles a 64 values for this: amax rows at 0.35-0.45x torch).
+// still did 24 shuffles a 64 values for this: amax rows at 0.35-0.45x torch). 16-bit floats are
+// read as float32 (exact), 8 a vector.
 template <class In, class Op>
-inline constexpr bool kExtremum = (std::is_same_v<In, float> || std::is_same_v<In, double>) && Form<Op>::kMaxMin &&
-                                  std::is_same_v<typename Op::T, In>;
+inline constexpr bool kExtremum = Form<Op>::kMaxMin && (((std::is_same_v<In, float> || std::is_same_v<In, double>) && std::is_same_v<typename Op::T, In>) ||
+                                                        (kHalfLike<In> && std::is_same_v<typename Op::T, float>));
 
 template <class In, class Op>
-RK_OPS_AVX2 In extremum(const In* x, int64_t i0, int64_t i1) {
+RK_OPS_AVX2 typename Op::T extremum(const In* x, int64_t i0, int64_t i1) {
+  using T = typename Op::T;  // In, or float32 for 16-bit floats (exact)
   constexpr bool kMax = std::is_same_v<typename Form<Op>::M, red::MaxM>;
   constexpr bool kAbs = std::is_same_v<typename Form<Op>::Map, red::MapAbs>;
   static_assert(kAbs || std::is_same_v<typename Form<Op>::Map, red::MapId>, "the tail below maps by the identity or |v| only");
-  const In kId = Form<Op>::M::template identity<In>();
-  constexpr int W = 32 / sizeof(In);  // values a vector
-  In m = kId;
+  const auto val = [](const In& v) -> T { return static_cast<T>(cvt<T>(v)); };
+  const T kId = Form<Op>::M::template identity<T>();
+  constexpr int W = 32 / sizeof(T);  // values a vector
+  T m = kId;
   bool nan = false;
   int64_t i = i0;
   {
-    using V = Vec256<In>;
+    using V = Vec256<T>;
     V acc[4] = {vset(kId), vset(kId), vset(kId), vset(kId)};
-    V nv = vset(In(0));
+    V nv = vset(T(0));
     for (; i + 4 * W <= i1; i += 4 * W)
       for (int u = 0; u < 4; ++u) {
-        const V v = vmap(vload(x + i + u * W), typename Form<Op>::Map{});  // identity or |v|
+        V raw;
+        if constexpr (kHalfLike<In>) {
+          raw = load8(x + i + u * W);
+        } else {
+          raw = vload(x + i + u * W);
+        }
+        const V v = vmap(raw, typename Form<Op>::Map{});  // identity or |v|
         nv = vnan_or(nv, v);
         acc[u] = vmaxmin(acc[u], v, kMax);
       }
-    alignas(32) In part[4 * W];
+    alignas(32) T part[4 * W];
     for (int u = 0; u < 4; ++u) vstore(part + u * W, acc[u]);
-    for (In v : part) m = kMax ? (v > m ? v : m) : (v < m ? v : m);
+    for (T v : part) m = kMax ? (v > m ? v : m) : (v < m ? v : m);
     nan = vany(nv) && !RK_FAULT_IS(CpuOpsExtremumNan);  // planted: the vectors' NaN forgotten
   }
   for (; i < i1; ++i) {
-    const In v = kAbs ? std::fabs(x[i]) : x[i];
+    const T v = kAbs ? std::fabs(val(x[i])) : val(x[i]);
     nan |= v != v;
     m = kMax ? (v > m ? v : m) : (v < m ? v : m);
   }
-  if (nan) return std::numeric_limits<In>::quiet_NaN();
-  if (!kAbs && m == In(0)) {  // +0 or -0: the first zero's
+  if (nan) return std::numeric_limits<T>::quiet_NaN();
+  if (!kAbs && m == T(0)) {  // +0 or -0: the first zero's
     for (int64_t j = i0; j < i1; ++j)
-      if (x[j] == In(0)) return RK_FAULT_IS(CpuOpsExtremumZero) ? m : x[j];  // planted: the zero's sign not looked up
+      if (val(x[j]) == T(0)) return RK_FAULT_IS(CpuOpsExtremumZero) ? m : val(x[j]);  // planted: the zero's sign not looked up
   }
   return m;
 }
@@ -828,6 +949,12 @@ void lanes(const In* x, int64_t s, int64_t n, int64_t l0, int64_t l1, TreeStack<
   constexpr int64_t G = 64 / sizeof(In);
   int64_t l = l0;
 #if RK_OPS_AVX2_LANES
+  if constexpr (vec::kArgRun<In, Op>) {  // argmax, argmin: one leaf for the run, any order
+    if (s == 1 && cpu_avx2() && l0 < l1) {
+      st.push(vec::arg_run<In, Op>(x, l0 * G, std::min(l1 * G, n)));
+      return;
+    }
+  }
   if constexpr (vec::kLseLanes<In, Op>) {
     if (s == 1 && cpu_avx2()) l = vec::lse_lanes_of<In, Op>(x, n, l, l1, st);
   }

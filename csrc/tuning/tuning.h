@@ -115,10 +115,25 @@ inline constexpr LanesTuning kOpsRowsTable[] = {
            "46.2/53.7/54.4, argmax 49.9 vs 48.8/55.0/59.2; (8192,8192) rows var_mean 45.1 vs 86.2/53.9/62.8"},
     {4, 1, "H200 float32, 1 vs 2/4/8 lanes per thread: full 2^26 var_mean 80.1 vs 87.1/84.9/136.9, logsumexp 66.9 vs "
            "83.0/84.1/93.5, argmax 72.2 vs 89.2/84.7/98.7"},
-    {8, 1, "not swept; as 4-byte elements"},
+    {8, 2, "H100 float64, 2 vs 1/4/8 lanes per thread (session 41, tune_ops.py --set float64, "
+           "benchmarks/results/h100/s41_validation/run6_tune_ops_float64): var_mean full 2^25 105.5 vs 129.3/106.9/207.8, "
+           "(14691,2422) 166.5 vs 229.8/205.8/255.8, (8192,4096) 98.8 vs 127.5/100.2/196.2, (65536,512) 99.4 vs 113.2/100.8/185.1; "
+           "logsumexp 170.3 vs 277.3/168.8/288.1, 257.6 vs 498.4/336.2/344.9, 163.1 vs 275.2/160.9/278.0, 163.2 vs "
+           "255.0/141.4/277.5 (4 wins three by 1-15%, loses the 2422 rows by 30%)"},
+};
+// argmax and argmin (a compare-select merge, no division or exponential), where they differ from the
+// table above; elements not listed here take the table above.
+inline constexpr LanesTuning kOpsRowsSelectTable[] = {
+    {8, 1, "H100 float64 argmax, 1 vs 2/4 lanes per thread (same run): full 2^25 93.8 vs 100.7/102.4, (14691,2422) "
+           "118.6 vs 148.1/182.7, (8192,4096) 89.6 vs 95.0/97.4, (65536,512) 88.7 vs 96.5/100.0"},
 };
 
-inline int ops_rows_lanes_per_thread(int elem_bytes) { return lanes_per_thread(kOpsRowsTable, elem_bytes); }
+inline int ops_rows_lanes_per_thread(int elem_bytes, bool select) {
+  if (select)
+    for (const auto& row : kOpsRowsSelectTable)
+      if (row.elem_bytes == elem_bytes) return row.lanes_per_thread;
+  return lanes_per_thread(kOpsRowsTable, elem_bytes);
+}
 
 // The engine's coarsening floors (csrc/cuda/engine/shapes.cu): a thread takes more lanes only while
 // the work still gives each SM at least this many threads. They are not occupancies: the engine's

@@ -15,14 +15,23 @@ inline constexpr bool kHalfLike = std::is_same_v<In, __half> || std::is_same_v<I
 template <class In>
 using Wide = red::SumAccOf<kHalfLike<In>>;  // the `wide` output (dtype= widening): the sum accumulator
 
+// argmax and argmin: a compare-select merge (kOpsRowsSelectTable).
+template <class Op>
+struct IsSelect : std::false_type {};
+template <class T, bool kMax>
+struct IsSelect<red::ArgExt<T, kMax>> : std::true_type {};
+
 // One step of Op reading In, writing Out0 (and Out1). With `ws` non-null, only the step's
 // workspace bytes are written there.
 template <class In, class Op, class Out0, class Out1 = Out0>
 cudaError_t run(const OpStep& a, size_t* ws) {
   // sum's rows take one lane per thread (0: its shape, rows_shape). Several lanes per thread only
-  // pay for batched operators (Welford, logsumexp, argmax) on 16-bit input (benchmarks/tune_ops.py;
-  // the others lose occupancy to the register stack and gain nothing).
-  const int rows_lpt = eng::IsPlainSum<Op>::value ? 0 : Op::kBatched ? ops_rows_lanes_per_thread(static_cast<int>(sizeof(In))) : 1;
+  // pay for batched operators (Welford, logsumexp, argmax) on 16-bit input, and for Welford and
+  // logsumexp on float64 (benchmarks/tune_ops.py; the others lose occupancy to the register stack
+  // and gain nothing).
+  const int rows_lpt = eng::IsPlainSum<Op>::value ? 0
+                       : Op::kBatched ? ops_rows_lanes_per_thread(static_cast<int>(sizeof(In)), IsSelect<Op>::value)
+                                      : 1;
   if (ws) {
     *ws = eng::step_workspace<Op>(a.kind, a.outer, a.extent, a.inner, static_cast<int>(sizeof(In)), a.in,
                                                 a.num_sms, rows_lpt, a.tuning, a.gather);

@@ -403,12 +403,15 @@ EXACT_FAULTS = (f"{RESULTS_DIR}/faults_exact.json", f"{RESULTS_DIR}/faults_exact
 # columns faults under its rule, on an H100, control in s39_columns/README.md; then the gather step's
 # fault on an H100 and the multi-dim order's on the CPU, session 40, no control run: the same suite
 # passed on the normal build of the same code, s40_multidim/run6_final/tests.log; the gather faults
-# re-run in session 41, one per form, s41_validation/run3_faults, the suite passing in run1).
+# re-run in session 41, one per form, s41_validation/run3_faults, the suite passing in run1; then
+# session 41's CPU vector paths (logsumexp's tree and tails, CUDA's exp, columns, integer extrema,
+# argmax), no control run: the same suite passed on the normal build).
 OPS = f"{RESULTS_DIR}/results_ops.json"
 OPS_FAULTS = (f"{RESULTS_DIR}/faults_ops.json", f"{RESULTS_DIR}/faults_ops_2.json", f"{RESULTS_DIR}/faults_ops_3.json",
               f"{RESULTS_DIR}/faults_s37/run3/faults.json", "benchmarks/results/h100/faults_s37/run8/faults.json",
               "benchmarks/results/h100/s39_columns/faults_run6/faults.json",
-              "benchmarks/results/h100/s41_validation/run3_faults/faults/faults.json", "benchmarks/results/cpu/faults_s40/faults.json")
+              "benchmarks/results/h100/s41_validation/run3_faults/faults/faults.json", "benchmarks/results/cpu/faults_s40/faults.json",
+              "benchmarks/results/cpu/faults_s41/faults.json")
 
 
 def bench_block(bench, path: str, what: str, run: dict | None, campaigns: list[tuple[str, dict | None]]) -> str:

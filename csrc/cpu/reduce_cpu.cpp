@@ -14,6 +14,7 @@
 #include <c10/util/Exception.h>
 #include <c10/util/Half.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -154,6 +155,47 @@ struct TreeStack {
     Acc acc = st[k0];
     for (int k = k0; k < top; ++k) acc = k > k0 && ((count >> k) & 1) ? Op::combine(st[k], acc) : Op::combine(acc, Op::identity());
     return acc;
+  }
+};
+
+// kTile columns' trees at once (the columns loop below): TreeStack's pushes and root, level by
+// level across the tile's columns (level-major storage), since every column of a tile has the same
+// lanes and so the same stack shape. One TreeStack a column (520 bytes for a float64 accumulator,
+// reset and walked column by column) held mean and amax columns at 0.35-0.5x torch after their lanes
+// were vectors.
+template <class Op>
+struct TileTree {
+  using Acc = typename Op::Acc;
+  std::vector<Acc> st;  // st[k * kTile + c]; empty where every column is one lane (no tree)
+  int64_t count = 0;
+  explicit TileTree(bool used) : st(used ? kMaxLevels * kTile : 0) {}
+  // One lane result a column (a[0, nc)), in lane order; a[] is clobbered.
+  void push(Acc* a, int64_t nc) {
+    int k = 0;
+    for (; (count >> k) & 1; ++k) {
+      const Acc* s = &st[k * kTile];
+      for (int64_t c = 0; c < nc; ++c) a[c] = Op::combine(s[c], a[c]);
+    }
+    std::copy(a, a + nc, &st[k * kTile]);
+    ++count;
+  }
+  void result(Acc* out, int64_t nc) const {
+    if (count == 0) {
+      std::fill(out, out + nc, Op::identity());
+      return;
+    }
+    int top = 0, k0 = 0;
+    while ((int64_t{1} << top) < count) ++top;
+    while (!((count >> k0) & 1)) ++k0;
+    std::copy(&st[k0 * kTile], &st[k0 * kTile] + nc, out);
+    for (int k = k0; k < top; ++k) {
+      const Acc* s = &st[k * kTile];
+      if (k > k0 && ((count >> k) & 1)) {
+        for (int64_t c = 0; c < nc; ++c) out[c] = Op::combine(s[c], out[c]);
+      } else {
+        for (int64_t c = 0; c < nc; ++c) out[c] = Op::combine(out[c], Op::identity());
+      }
+    }
   }
 };
 
@@ -419,8 +461,16 @@ RK_OPS_FMA inline __m256d exp_nv4(__m256d x) {
   __m256d y = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(p), e));
   // |x|'s high word under kFastBelow <=> |x| under the double whose high word it is (NaN: not).
   const __m256d ax = _mm256_andnot_pd(_mm256_set1_pd(-0.0), x);
-  const int fast = _mm256_movemask_pd(_mm256_cmp_pd(ax, _mm256_set1_pd(from_bits(uint64_t{kFastBelow} << 32)), _CMP_LT_OQ));
+  int fast = _mm256_movemask_pd(_mm256_cmp_pd(ax, _mm256_set1_pd(from_bits(uint64_t{kFastBelow} << 32)), _CMP_LT_OQ));
   if (fast != 0xF && !RK_FAULT_IS(CpuExpNoEdge)) {  // planted: the edges keep the fast formula
+    // x <= -(the double whose high word is kScaledBelow), -inf included: +0 (body's x < 0 edge),
+    // in the vector; only NaN, large x and the two-factor range go through the scalar copy (a row
+    // padded with -inf took one scalar call a padded value: short float64 rows at 0.16x torch).
+    const __m256d zero = _mm256_cmp_pd(x, _mm256_set1_pd(-from_bits(uint64_t{kScaledBelow} << 32)), _CMP_LE_OQ);
+    y = _mm256_andnot_pd(zero, y);
+    fast |= _mm256_movemask_pd(zero);
+  }
+  if (fast != 0xF && !RK_FAULT_IS(CpuExpNoEdge)) {
     alignas(32) double v[4], o[4];
     _mm256_store_pd(v, x);
     _mm256_store_pd(o, y);
@@ -450,7 +500,7 @@ RK_OPS_FMA inline void lse_combine(__m256d am, __m256d as, __m256d bm, __m256d b
   const __m256d ge = _mm256_cmp_pd(am, bm, _CMP_GE_OQ);
   const __m256d big_m = _mm256_blendv_pd(bm, am, ge), small_m = _mm256_blendv_pd(am, bm, ge);
   const __m256d big_s = _mm256_blendv_pd(bs, as, ge), small_s = _mm256_blendv_pd(as, bs, ge);
-  const __m256d sum = _mm256_add_pd(big_s, _mm256_mul_pd(small_s, exp_nv4(_mm256_sub_pd(small_m, big_m))));
+  const __m256d sum = _mm256_add_pd(big_s, _mm256_mul_pd(small_s, exp_nv4(_mm256_and_pd(_mm256_sub_pd(small_m, big_m), finite))));
   m = _mm256_blendv_pd(mx, big_m, finite);
   s = _mm256_and_pd(sum, finite);
 }
@@ -502,7 +552,9 @@ RK_OPS_FMA inline void lse4(const __m256d* v, int cnt, __m256d& m, __m256d& s) {
   for (int k = 0; k < cnt; ++k) m = vcombine(m, v[k], red::MaxM{});
   const __m256d finite = _mm256_cmp_pd(_mm256_sub_pd(m, m), _mm256_setzero_pd(), _CMP_EQ_OQ);
   s = _mm256_setzero_pd();
-  for (int k = 0; k < cnt; ++k) s = _mm256_add_pd(s, exp_nv4(_mm256_sub_pd(v[k], m)));
+  // Lanes whose max is not finite (all -inf: the padding past a row's last lane) take e^0, masked
+  // below: their NaN differences would each go through the scalar exponential.
+  for (int k = 0; k < cnt; ++k) s = _mm256_add_pd(s, exp_nv4(_mm256_and_pd(_mm256_sub_pd(v[k], m), finite)));
   s = _mm256_and_pd(s, finite);
 }
 
@@ -720,6 +772,7 @@ template <class In, class Op>
 RK_OPS_AVX2 int int_extremum(const In* x, int64_t i0, int64_t i1) {
   constexpr bool kMax = IntForm<Op>::kMax;
   constexpr int W = 32 / sizeof(In);
+  if (i1 <= i0) return Op::identity();  // (an empty run: int32's extreme, not In's)
   const In kId = kMax ? std::numeric_limits<In>::lowest() : std::numeric_limits<In>::max();
   In m = kId;
   int64_t i = i0;
@@ -1076,19 +1129,20 @@ void run(const OpDesc& d) {
   // into the columns' trees; a column of one lane needs no tree.
   const int64_t C = d.inner, tiles = (C + kTile - 1) / kTile;
   parallel_tasks(d.outer * tiles, R * std::min(C, kTile), [&](int64_t t0, int64_t t1) {
-    std::vector<TreeStack<Op>> st(lanes_n > 1 ? kTile : 0);  // a level is written before it is read
+    TileTree<Op> tree(lanes_n > 1);
     Acc acc[kTile];
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t b = t / tiles, c0 = (t % tiles) * kTile, nc = std::min(kTile, C - c0);
       const In* xt = x + b * R * C + c0;
-      for (int64_t c = 0; c < nc && lanes_n > 1; ++c) st[c].count = 0;  // (not = TreeStack(): 64 levels zeroed a column)
+      tree.count = 0;
       for (int64_t l = 0; l < lanes_n; ++l) {
         const int64_t i0 = l * G;
         const int cnt = static_cast<int>(std::min<int64_t>(G, R - i0));
         column_lanes<In, Op>(xt + i0 * C, C, nc, cnt, i0, acc, d.params);
-        for (int64_t c = 0; c < nc && lanes_n > 1; ++c) st[c].push(acc[c]);
+        if (lanes_n > 1) tree.push(acc, nc);
       }
-      for (int64_t c = 0; c < nc; ++c) store<Op, Out0, Out1>(d, b * C + c0 + c, lanes_n > 1 ? st[c].result() : acc[c]);
+      if (lanes_n > 1) tree.result(acc, nc);
+      for (int64_t c = 0; c < nc; ++c) store<Op, Out0, Out1>(d, b * C + c0 + c, acc[c]);
     }
   });
 }

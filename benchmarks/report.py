@@ -411,7 +411,8 @@ OPS_FAULTS = (f"{RESULTS_DIR}/faults_ops.json", f"{RESULTS_DIR}/faults_ops_2.jso
               f"{RESULTS_DIR}/faults_s37/run3/faults.json", "benchmarks/results/h100/faults_s37/run8/faults.json",
               "benchmarks/results/h100/s39_columns/faults_run6/faults.json",
               "benchmarks/results/h100/s41_validation/run3_faults/faults/faults.json", "benchmarks/results/cpu/faults_s40/faults.json",
-              "benchmarks/results/cpu/faults_s41/faults.json")
+              "benchmarks/results/cpu/faults_s41/faults.json",
+              "benchmarks/results/cpu/faults_s41_tiletree/faults.json")
 
 
 def bench_block(bench, path: str, what: str, run: dict | None, campaigns: list[tuple[str, dict | None]]) -> str:

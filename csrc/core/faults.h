@@ -67,6 +67,7 @@ namespace rk {
   X(CpuColumnsFirstRow, "cpu_columns_first_row", "CPU columns of mean/amax/vector_norm and the like in AVX2 (8 or 4 columns a vector): each lane's first row is not entered") \
   X(CpuIntExtremumTail, "cpu_int_extremum_tail", "CPU amax/amin rows of bool and integers in AVX2: the values after the last whole block of 4 vectors are not read") \
   X(CpuArgRunNan, "cpu_arg_run_nan", "CPU argmax/argmin rows in AVX2 (one run, two passes): a NaN met by the vectors of the first pass is forgotten") \
+  X(CpuTileTreeLevel, "cpu_tile_tree_level", "CPU columns loop (TileTree, a tile's column trees level by level): a pushed lane result is stored at level 0 whatever its level") \
   X(RowsLogicalOrder, "rows_logical_order", "the copy with the reduced dims last (as_rows: CPU, and CUDA layouts the gather step does not take) puts them in their logical order, not by stride")
 
 enum class Fault : int {

@@ -176,7 +176,7 @@ struct TileTree {
       const Acc* s = &st[k * kTile];
       for (int64_t c = 0; c < nc; ++c) a[c] = Op::combine(s[c], a[c]);
     }
-    std::copy(a, a + nc, &st[k * kTile]);
+    std::copy(a, a + nc, &st[(RK_FAULT_IS(CpuTileTreeLevel) ? 0 : k) * kTile]);  // planted: always level 0
     ++count;
   }
   void result(Acc* out, int64_t nc) const {

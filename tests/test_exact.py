@@ -8,8 +8,10 @@ exact_spill_low (benchmarks/results/h200/faults.md), on the chunked path (float6
 exact_no_carry (test_chunked_path_worst_case) and exact_chunk_special, on float16 exact_half_field
 and exact_half_special, on the binned path (float32 and bfloat16) exact_bin_shift, exact_no_recount
 and exact_drop_block, and on all the value-independent paths exact_bin_cap
-(test_value_caps_worst_case) and exact_keep_words (test_stream_words_graph_and_streams), must fail
-these tests.
+(test_value_caps_worst_case, test_columns_caps) and exact_keep_words
+(test_stream_words_graph_and_streams), and on the columns paths exact_columns_tail
+(test_columns_in_place), exact_warp_rows_lane (test_short_rows) and exact_warp_sticky
+(test_binned_ends_rounding), must fail these tests.
 """
 import math
 
@@ -318,6 +320,173 @@ def test_dims(device, dtype):
     for i in range(xt.shape[0]):
         for j in range(xt.shape[2]):
             assert same_value(r[i, j].item(), correctly_rounded(xt[i, :, j].cpu()))
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_short_rows(dtype):
+    """Rows shorter than the value-independent block paths' 2^14 values, several of them: float32,
+    bfloat16 and float16 take a warp a row (exact.cu's warp_rows_kernel) from 64 values
+    (kExactWarpRowsMinValues), float64 and shorter rows the checked path. Every family, lengths
+    around the edges (63, 64, 65, 1000, 4097, 16383: odd lengths put rows' heads and tails in
+    scalars), 2 to 1000 rows (a warp taking several rows in turn), the rows of a strided view, inf
+    and NaN in some rows: the CPU's bits, the block path's bits (forced: one block a row), a few
+    rows against the exact rational sum; float16's exact_partial words: the CPU's."""
+    inf, nan = float("inf"), float("nan")
+    for family in FAMILIES:
+        for rows, length in ((2, 63), (5000, 64), (7, 65), (1000, 1000), (65, 4097), (3, 16383)):
+            x = data(family, rows * (length + 1), dtype, "short rows", rows, length).reshape(rows, length + 1)
+            if family == "normal" and rows > 2:
+                x[1, 3], x[2, length - 1] = inf, nan
+                x[rows - 1, 0], x[rows - 1, length // 2] = inf, -inf
+            xc = x.cuda()
+            for cols in (slice(0, length), slice(1, length + 1)):
+                view, vc = x[:, cols], xc[:, cols]
+                want = reducekit.sum(view, 1, method="exact")
+                got = reducekit.sum(vc, 1, method="exact").cpu()
+                assert same_bits(got, want), (family, rows, length)
+                try:
+                    reducekit._C._exact_config(0, 0, 1)
+                    assert same_bits(reducekit.sum(vc, 1, method="exact").cpu(), want), (family, rows, length, "one block a row")
+                finally:
+                    reducekit._C._exact_config(0, 0, 0)
+                if dtype == torch.float16:
+                    assert torch.equal(reducekit.exact_partial(vc, 1).cpu(), reducekit.exact_partial(view, 1)), (family, rows, length)
+            if family != "normal":
+                for i in (0, rows - 1):
+                    assert same_value(want[i].item(), correctly_rounded(view[i])), (family, rows, length, i)
+
+
+def rounding_cases(dtype):
+    """Rows whose exact sums sit on the output's rounding edges, for the binned paths' warp ends
+    (exact.cu's warp_round_limbs): midpoints with a sticky bit far below the top three 32-bit
+    digits (either sign), bare midpoints (ties to even), negative sums (two's complement digits),
+    cancellation to exactly zero (+0), to a subnormal and to 1, overflow at and beyond the largest
+    finite value's midpoint."""
+    fi = torch.finfo(dtype)
+    half, tiny, big = fi.eps / 2, fi.smallest_normal * fi.eps, fi.max  # tiny: the smallest subnormal
+    top_half = 2.0 ** (math.floor(math.log2(fi.max)) - math.log2(1 / fi.eps) - 1)  # half an ulp of max
+    cases = [[1, half, tiny], [1, half, -tiny], [1, half], [1 + fi.eps, half], [-1, -half, -tiny], [-1, -half, tiny],
+             [fi.smallest_normal, -tiny], [tiny, tiny, tiny], [big, top_half, 2.0**-100], [big, top_half], [big, top_half, -2.0**-100],
+             [1, -1], [-tiny, tiny], [2.0**100, 1, -(2.0**100)], [tiny, -(2.0**100), 2.0**100], [1, -tiny], [-1, tiny]]
+    return [[float(torch.tensor(v, dtype=dtype)) for v in c] for c in cases]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_binned_ends_rounding(dtype):
+    """The binned paths' warp ends round correctly on every edge of rounding_cases: as rows of 100
+    values (a warp a row), as columns of a (100, cases) tensor (the columns paths' second launch),
+    and as rows of 2^14 values (the block path's end), into the input dtype and (dtype=float64) into
+    float64: the CPU's bits, and the exact rational sum rounded once."""
+    cases = rounding_cases(dtype)
+    rows = torch.zeros(len(cases), 100, dtype=dtype)
+    for i, c in enumerate(cases):
+        rows[i, 7:7 + len(c)] = torch.tensor(c, dtype=torch.float64).to(dtype)
+    long_rows = torch.zeros(len(cases), 2**14, dtype=dtype)
+    long_rows[:, 1000:1100] = rows
+    for out in (None, torch.float64):
+        for x, dim in ((rows, 1), (rows.t().contiguous(), 0), (long_rows, 1)):
+            got = reducekit.sum(x.cuda(), dim, method="exact", dtype=out).cpu()
+            want = reducekit.sum(x, dim, method="exact", dtype=out)
+            assert same_bits(got, want), (out, x.shape, dim, got.tolist(), want.tolist())
+            for i in range(len(cases)):
+                ref = correctly_rounded(rows[i], out or dtype)
+                assert same_value(got[i].item(), ref), (out, x.shape, cases[i], got[i].item(), ref)
+
+
+# (shape, dim, layout): reduced dims that merge into one strided run, read in place on CUDA by the
+# columns paths. Kept extents of 3 and 37 (a block takes whole rows), 200 and 4101 (tiles of 32
+# columns a block for float32, whole rows for 16-bit dtypes; 4101: tiles, the last one partial), a batch (outer 3), and layouts that merge so: a transposed view,
+# channels_last over (0, 2, 3), and two reduced dims in a row. Extents leave threads a partial group
+# of loads (8 or 16 rows), and the long one takes several splits of the extent by the rule.
+COLUMN_CASES = [((4099, 3), 0, "contiguous"), ((1031, 37), 0, "contiguous"), ((517, 200), 0, "contiguous"),
+                ((300, 4101), 0, "contiguous"), ((3, 1500, 70), 1, "contiguous"), ((37, 901), 1, "transposed"),
+                ((5, 24, 7, 9), (0, 2, 3), "channels_last"), ((9, 13, 40), (0, 1), "contiguous"),
+                ((70001, 5), 0, "contiguous")]
+
+
+def column_input(shape, layout, family, dtype):
+    n = math.prod(shape)
+    x = data(family, n, dtype, "columns", str(shape), layout)
+    if layout == "transposed":
+        return x.reshape(shape[::-1]).t()
+    x = x.reshape(shape)
+    return x.to(memory_format=torch.channels_last) if layout == "channels_last" else x
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_columns_in_place(dtype):
+    """Columns (the reduced dims one strided run) on CUDA: float32, bfloat16 and float16 read in
+    place (exact.cu's columns paths: bins or counted runs per thread, a block's count words per
+    output and split, a second launch rounding), float64 copied into rows. Every family, every case
+    of COLUMN_CASES, the rule's splits of the extent and forced ones (1, 2, 7): the CPU's bits
+    (correctly rounded, so the same), a few outputs against the exact rational sum, dense results."""
+    for family in FAMILIES:
+        for shape, dim, layout in COLUMN_CASES:
+            x = column_input(shape, layout, family, dtype)
+            want = reducekit.sum(x, dim, method="exact")
+            xc = x.cuda()
+            try:
+                for splits in (0, 1, 2, 7):
+                    reducekit._C._exact_config(0, 0, splits)
+                    got = reducekit.sum(xc, dim, method="exact")
+                    assert got.is_contiguous() and got.shape == want.shape
+                    assert same_bits(got.cpu(), want), (family, shape, dim, layout, splits)
+            finally:
+                reducekit._C._exact_config(0, 0, 0)
+        dims = tuple(d % x.dim() for d in ((dim,) if isinstance(dim, int) else dim))
+        xp = x.permute([d for d in range(x.dim()) if d not in dims] + list(dims)).reshape(want.numel(), -1)
+        for i in (0, want.numel() // 2, want.numel() - 1):
+            assert same_value(want.reshape(-1)[i].item(), correctly_rounded(xp[i])), (family, i)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+def test_columns_specials(dtype):
+    """inf and NaN on the columns paths, in some columns of a (1031, 37) tensor (one column meeting
+    +inf and -inf, one a NaN, one -inf twice, one +inf twice): each column torch's class of result
+    and the CPU's bits, the other columns finite; dtype=float32 rounds the exact sum of 16-bit
+    columns once. Small enough for compute-sanitizer (device_run.sh sanitize_exact)."""
+    inf, nan = float("inf"), float("nan")
+    x = data("gradient", 1031 * 37, dtype, "columns specials").reshape(1031, 37)
+    x[5, 0], x[900, 0] = inf, -inf
+    x[17, 1] = nan
+    x[0, 2], x[1030, 2] = -inf, -inf
+    x[512, 36], x[513, 36] = inf, inf
+    for out in (None, torch.float32):
+        got = reducekit.sum(x.cuda(), 0, method="exact", dtype=out).cpu()
+        assert same_bits(got, reducekit.sum(x, 0, method="exact", dtype=out)), out
+        assert got[0].isnan() and got[1].isnan() and got[2].item() == -inf and got[36].item() == inf
+        assert bool(got[3:36].isfinite().all())
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_columns_caps(dtype):
+    """The columns paths' caps on the values a thread (bfloat16's float32 bins: 2^13) and a block's
+    column (float16's int64 counts: 2^22) may take. bfloat16: the top and bottom significands of one
+    bin alternating down each column of a kept extent of 3 (a block's 85 row-groups: a thread meets
+    both), 2^21 + 7 rows; float16: 65504 and 65472 over 2^23 + 2^21 rows (a block's column count
+    past 2^63 without the cap). Forced to one split of the extent, and the rule's splits: the plan
+    raises them, and each column is the correctly rounded float32 sum, the CPU's bits."""
+    if dtype == torch.bfloat16:
+        x = torch.full((2**21 + 7, 3), 31.875, dtype=dtype)  # the top of its bin (exponents 128..131)
+        x[1::2] = 2.015625  # the bottom of the same bin
+    else:
+        x = torch.full((2**23 + 2**21, 3), 65504.0, dtype=dtype)
+        x[::3] = 65472.0
+    want = [correctly_rounded(x[:, j], torch.float32) for j in range(3)]
+    xc = x.cuda()
+    try:
+        for splits in (1, 0):
+            reducekit._C._exact_config(0, 0, splits)
+            for sign in (1, -1):
+                got = reducekit.sum(sign * xc, 0, method="exact", dtype=torch.float32).tolist()
+                assert all(same_value(g, sign * w) for g, w in zip(got, want)), (splits, sign, got, want)
+    finally:
+        reducekit._C._exact_config(0, 0, 0)
 
 
 @pytest.mark.parametrize("device", DEVICES)

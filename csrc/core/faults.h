@@ -68,6 +68,9 @@ namespace rk {
   X(CpuIntExtremumTail, "cpu_int_extremum_tail", "CPU amax/amin rows of bool and integers in AVX2: the values after the last whole block of 4 vectors are not read") \
   X(CpuArgRunNan, "cpu_arg_run_nan", "CPU argmax/argmin rows in AVX2 (one run, two passes): a NaN met by the vectors of the first pass is forgotten") \
   X(CpuTileTreeLevel, "cpu_tile_tree_level", "CPU columns loop (TileTree, a tile's column trees level by level): a pushed lane result is stored at level 0 whatever its level") \
+  X(ExactColumnsTail, "exact_columns_tail", "exact CUDA columns paths (float32, bfloat16, float16 over a strided run, read in place): a thread's rows after its last whole group of loads (8 or 16 rows) are not read") \
+  X(ExactWarpRowsLane, "exact_warp_rows_lane", "exact CUDA short rows (a warp a row, float32 and bfloat16): the warp's bin sums leave one lane's bins out") \
+  X(ExactWarpSticky, "exact_warp_sticky", "exact CUDA binned ends (warp_round_limbs: a warp normalizing and rounding the limbs): the sticky bit of the digits below the top three is lost") \
   X(RowsLogicalOrder, "rows_logical_order", "the copy with the reduced dims last (as_rows: CPU, and CUDA layouts the gather step does not take) puts them in their logical order, not by stride")
 
 enum class Fault : int {

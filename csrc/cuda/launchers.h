@@ -111,6 +111,25 @@ size_t exact_workspace(const ExactArgs& a);
 cudaError_t exact_launch(const ExactArgs& a);
 // Rounds `rows` rows of shard words into out_fmt values.
 cudaError_t exact_round_launch(const int64_t* words, int64_t rows, void* out, exact::OutFmt o, cudaStream_t stream);
+// method="exact" over the middle dim of a contiguous (outer, extent, inner) tensor, read in place
+// (exact.cu's columns paths): outer * inner values of out_fmt, dense in (outer, inner) order. A
+// memset of the workspace's words, the blocks' counts added into them, a rounding of each output.
+struct ExactColumnsArgs {
+  const void* in = nullptr;
+  int64_t outer = 1, extent = 1, inner = 1;
+  DType dtype = DType::Float32;
+  void* out = nullptr;
+  exact::OutFmt out_fmt = exact::OutFmt::Single;
+  void* workspace = nullptr;  // exact_columns_workspace(...) bytes
+  cudaStream_t stream = nullptr;
+  int num_sms = 1, cc = 0;
+  bool pdl = true;
+  TuningOverrides tuning;  // tests: exact_bpr forces the splits of the extent (raised to the exactness caps)
+};
+// Whether the columns paths take this dtype (float32, bfloat16, float16) and extent.
+bool exact_columns_supported(DType dtype, int64_t extent);
+size_t exact_columns_workspace(const ExactColumnsArgs& a);
+cudaError_t exact_columns_launch(const ExactColumnsArgs& a);
 // Whether (block, unroll) is a compiled configuration of exact's kernel (or 0, 0: the rule).
 bool exact_config_supported(int block, int unroll);
 // The per-stream counter that single_pass's last-block finish uses (zero between kernels; a

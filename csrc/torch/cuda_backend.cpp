@@ -157,6 +157,32 @@ void exact_rows_cuda(const at::Tensor& x2d, at::Tensor& out, bool words) {
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
+// method="exact" over a columns step of dense x, read in place (exact.cu's columns paths): two
+// launches, the workspace from the caching allocator; false for a dtype those paths do not take.
+bool exact_columns_cuda(const at::Tensor& x, int64_t outer, int64_t extent, int64_t inner, at::Tensor& out) {
+  const DType dt = to_rk_dtype(x);
+  if (!exact_columns_supported(dt, extent)) return false;
+  const c10::cuda::CUDAGuard guard(x.device());
+  const DeviceInfo& dev = device_info(x.get_device());
+  ExactColumnsArgs a;
+  a.in = x.const_data_ptr();
+  a.outer = outer;
+  a.extent = extent;
+  a.inner = inner;
+  a.dtype = dt;
+  a.out = out.mutable_data_ptr();
+  a.out_fmt = out_fmt(out.scalar_type());
+  a.stream = c10::cuda::getCurrentCUDAStream().stream();
+  a.num_sms = dev.num_sms;
+  a.cc = dev.cc;
+  a.tuning = tuning_overrides();
+  const at::Tensor ws = workspace(exact_columns_workspace(a), x);
+  a.workspace = ws.defined() ? ws.mutable_data_ptr() : nullptr;
+  C10_CUDA_CHECK(exact_columns_launch(a));
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return true;
+}
+
 void exact_round_cuda(const at::Tensor& w2d, at::Tensor& out) {
   const c10::cuda::CUDAGuard guard(w2d.device());
   C10_CUDA_CHECK(exact_round_launch(w2d.const_data_ptr<int64_t>(), w2d.size(0), out.mutable_data_ptr(), out_fmt(out.scalar_type()),
@@ -165,7 +191,7 @@ void exact_round_cuda(const at::Tensor& w2d, at::Tensor& out) {
 }
 
 const Backend& cuda_backend() {
-  static const Backend cuda{&full_cuda, &exact_rows_cuda, &exact_round_cuda, &op_step_cuda, &full_op_cuda, /*gathers=*/true};
+  static const Backend cuda{&full_cuda, &exact_rows_cuda, &exact_round_cuda, &exact_columns_cuda, &op_step_cuda, &full_op_cuda, /*gathers=*/true};
   return cuda;
 }
 

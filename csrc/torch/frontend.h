@@ -60,6 +60,11 @@ struct Backend {
   void (*exact_rows)(const at::Tensor& x2d, at::Tensor& out, bool words);
   // Rounds rows of shard words (contiguous (rows, kExactWords) int64) into out's float dtype.
   void (*exact_round)(const at::Tensor& words2d, at::Tensor& out);
+  // method="exact" over the middle dim of dense x seen as (outer, extent, inner) (a columns step,
+  // engine/plan.h), into out (its dtype; outer * inner values dense in that order): false, out
+  // untouched, where the backend has no such path for x's dtype (then the rows path copies x).
+  // Null: none at all.
+  bool (*exact_columns)(const at::Tensor& x, int64_t outer, int64_t extent, int64_t inner, at::Tensor& out);
   // One engine step of any reduction, sum included (engine/op_desc.h); `like` gives the device.
   void (*op_step)(const at::Tensor& like, const OpDesc& d);
   // A gallery method's whole-tensor prod, amax, amin, all or any (CUDA methods only): a 0-dim

@@ -65,6 +65,14 @@ void bind_hooks(pybind11::module_& m) {
     o.exact_bpr = bpr;
   }, "Test hook: force method='exact''s CUDA (block, unroll) and blocks per row; (0, 0, 0) restores the rule.",
      pybind11::arg("block"), pybind11::arg("unroll"), pybind11::arg("bpr"));
+  m.def("_exact_warp_rows_min", [](int64_t n) {
+    TORCH_CHECK_VALUE(n >= 0 && n <= (int64_t(1) << 30),
+                      "reducekit._C._exact_warp_rows_min: n must be 0 (the rule) to 2^30 (no row a warp), got " + std::to_string(n));
+    const int old = tuning_overrides().exact_warp_min;
+    tuning_overrides().exact_warp_min = static_cast<int>(n);
+    return old;
+  }, "Tuning hook: the shortest row method='exact' takes a warp a row for (CUDA); 0 restores the rule. Returns the previous value.",
+     pybind11::arg("n"));
   m.def("_exact_configs", [] {
     pybind11::list out;
     for (int b : {64, 128, 256, 512})

@@ -361,6 +361,19 @@ at::Tensor sum_impl(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
   if (m == Method::Exact) {
     // Correctly rounded sums of each output's slice (engine/exact.h), written in res directly: a
     // float16 input with dtype=float32 is rounded once, from the exact sum, to float32.
+    if (be.exact_columns && !covers_all) {
+      // Reduced dims that merge into one strided run (columns, and a batch of them): read in place
+      // where the backend has a columns path for the dtype, the result dense in the memory order
+      // of the kept dims (as the engine writes one).
+      const at::Tensor dense = dense_in_order(x);
+      bool red[kMaxDims];
+      for (int64_t i = 0; i < dense.dim(); ++i) red[i] = reduced[i];
+      const Plan p = make_plan(merge_dims(static_cast<int>(dense.dim()), dense.sizes().data(), dense.strides().data(), red));
+      if (p.nsteps == 1 && p.steps[0].kind == StepKind::Columns) {
+        at::Tensor out = OutLoan::result_buffer(0, out_sizes, result_strides(dense, reduced, keepdim, out_sizes), self.options().dtype(res));
+        if (be.exact_columns(dense, p.steps[0].outer, p.steps[0].extent, p.steps[0].inner, out)) return out.is_contiguous() ? out : out.contiguous();
+      }
+    }
     const at::Tensor rows = as_rows(x, reduced);
     const at::Tensor out = OutLoan::result_buffer(0, out_sizes, {}, self.options().dtype(res));
     at::Tensor flat = out.view({rows.size(0)});

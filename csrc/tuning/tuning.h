@@ -22,6 +22,7 @@ struct TuningOverrides {
   int no_gather = 0;      // 1: a plan of several steps is copied (as_rows) instead of gathered (tests: the same bits)
   int exact_block = 0, exact_unroll = 0;  // method='exact': a compiled (block, unroll) pair (tests)
   int exact_bpr = 0;      // method='exact': blocks per row (tests)
+  int exact_warp_min = 0;  // method='exact': the shortest row a warp takes (benchmarks/tune_exact_rows.py; 1 << 30: none)
 };
 
 // The CUDA gather step (several reduced dims read through the dims, engine/plan.h) with a reduced
@@ -157,6 +158,18 @@ inline int ops_rows_lanes_per_thread(int elem_bytes, bool select) {
 inline constexpr int kExactBinnedBlock = 128;
 inline constexpr int kExactBinnedUnroll = 4;
 inline constexpr int64_t exact_binned_min_values(int elem_bytes) { return elem_bytes == 8 ? int64_t(1) << 22 : int64_t(1) << 14; }
+// Rows below exact_binned_min_values of float32, bfloat16 and float16, several rows: a warp a row
+// (exact.cu's warp_rows_kernel, sums; float16's partial words too) from this length up; shorter
+// rows keep the checked path. Measured on the final code (benchmarks/tune_exact_rows.py, H200,
+// session 42 run 7: benchmarks/results/h200/exact_s42/tune_exact_rows.json; 2^25 values in rows of
+// 64 to 16383, graph, warp / checked path): float32 0.65-0.90 on normal data, 0.51-0.73 gradient,
+// 0.03-0.15 whole range; float16 0.48-0.86 on every family; bfloat16 1.13-1.55 on normal data (the
+// checked path's exact float32 pre-sums of 8 values), 0.73-1.34 gradient, 0.04-0.22 whole range.
+// The warp's cost does not depend on the values (gradient and whole-range rows take the same time);
+// it loses only on benign bfloat16, by at most 1.55x, where the checked path loses up to 33x on
+// whole-range data: from the shortest measured length up. (H100 runs 2-6 of the same session, on
+// earlier ends of the warp, gave the same ordering.)
+inline constexpr int64_t kExactWarpRowsMinValues = 64;
 
 inline constexpr int kRowsCoarsenThreadsPerSm = 1024;
 inline constexpr int kColumnsCoarsenThreadsPerSm = 512;

@@ -449,17 +449,21 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) exact_kernel(const In* __
 // sweeps of UNROLL vectors (thread `first` of a grid of `sweep` vectors per sweep) go to
 // on_group(r), each loaded one sweep ahead, so that loads stay in flight while the thread adds
 // (these kernels run few warps per SM: their shared memory); the vectors of the last, partial
-// sweep go to on_vec(v) one by one.
+// sweep go to on_vec(v) one by one. first_sweep loads the first sweep into `next` (a caller may
+// issue it early: the short rows' warps load a row's first sweep before the previous row's end);
+// sweeps_from walks from there.
+template <int BLOCK, int UNROLL>
+__device__ __forceinline__ void first_sweep(const uint4* __restrict__ body, int64_t nvec, int64_t first, int64_t sweep, uint4 (&next)[UNROLL]) {
+  if (first < nvec / sweep * sweep) {
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) next[u] = __ldg(body + first + u * BLOCK);
+  }
+}
 template <int BLOCK, int UNROLL, class Group, class Vec>
-__device__ __forceinline__ void for_sweeps(const uint4* __restrict__ body, int64_t nvec, int64_t first, int64_t sweep, Group&& on_group,
-                                           Vec&& on_vec) {
+__device__ __forceinline__ void sweeps_from(const uint4* __restrict__ body, int64_t nvec, int64_t first, int64_t sweep, uint4 (&next)[UNROLL],
+                                            Group&& on_group, Vec&& on_vec) {
   const int64_t full_end = nvec / sweep * sweep;
   int64_t i = first;
-  uint4 next[UNROLL];
-  if (i < full_end) {
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) next[u] = __ldg(body + i + u * BLOCK);
-  }
   for (; i < full_end; i += sweep) {
     uint4 r[UNROLL];
 #pragma unroll
@@ -475,6 +479,13 @@ __device__ __forceinline__ void for_sweeps(const uint4* __restrict__ body, int64
     for (int u = 0; u < UNROLL; ++u)
       if (j + u * BLOCK < nvec) on_vec(__ldg(body + j + u * BLOCK));
   }
+}
+template <int BLOCK, int UNROLL, class Group, class Vec>
+__device__ __forceinline__ void for_sweeps(const uint4* __restrict__ body, int64_t nvec, int64_t first, int64_t sweep, Group&& on_group,
+                                           Vec&& on_vec) {
+  uint4 next[UNROLL];
+  first_sweep<BLOCK, UNROLL>(body, nvec, first, sweep, next);
+  sweeps_from<BLOCK, UNROLL>(body, nvec, first, sweep, next, on_group, on_vec);
 }
 
 // Adds the int64 count `cnt` of units 2^e into the limbs of format f (shared memory, atomics);
@@ -617,13 +628,140 @@ constexpr Format kFmt = exact::kSingleFmt;
 template <class In, int BLOCK>
 constexpr size_t smem_bytes() { return size_t(Bins<In>::kBins) * BLOCK * sizeof(typename Bins<In>::Bin); }
 
-// A sink that only records that a value would have been spilled (the float64 pair did not hold it).
-struct FlagSink {
-  bool hit = false;
-  __device__ __forceinline__ void add(int, int64_t) { hit = true; }
-  __device__ __forceinline__ void special(int) { hit = true; }
+// The sink of accumulators that never spill (float16's counted runs: a flush adds into an int64).
+struct NoSink {
+  template <class... A>
+  __device__ __forceinline__ void add(A...) {}
+  template <class... A>
+  __device__ __forceinline__ void special(A...) {}
 };
 }  // namespace binned
+
+// The end of a row held as limbs of format f in shared memory (s_limbs: sums of count_to_limbs's
+// pieces, each limb below 2^62 in magnitude), by a warp, lane 0 writing: the correctly rounded sum,
+// or (words, specials) exact::finish_limbs on lane 0.
+// Why it exists: finish_limbs's one thread normalizes and rounds all f.limbs limbs in a serial loop
+// with local arrays; data over many exponents takes it at the end of every row (the binned rows'
+// float64 pair does not hold them), which cost whole-range data 1.2-2.6x gradient data's time on
+// rows of 4096 values (NOTES.md, issue 22 part 5). Here lane i holds limb i: carries move up a lane
+// a round (about three rounds), a negative sum is negated with one ballot (its lowest nonzero limb),
+// and only the top three 32-bit digits and a sticky bit for everything below are rounded (the
+// rounding position lies inside those digits for any output format): to odd at 53 bits and then
+// once to nearest by a conversion, or, for a float64 result, by exact::round_limbs on them.
+__device__ __forceinline__ void warp_round_limbs(long long* s_limbs, Format f, const int64_t (&sp3)[exact::kSpecials], const ExactParams& p,
+                                                 int64_t row) {
+  constexpr unsigned kAll = 0xffffffffu;
+  const int lane = threadIdx.x & 31, L = f.limbs;
+  if (p.words || (sp3[0] | sp3[1] | sp3[2])) {  // every limb (words), or no value to round (a special)
+    if (lane == 0) finish_limbs(reinterpret_cast<int64_t*>(s_limbs), f, sp3, p, row);
+    return;
+  }
+  long long v = lane < L ? s_limbs[lane] : 0;
+  for (;;) {  // carries up until every limb but the top one is in [0, 2^32)
+    const bool low = lane < L - 1;
+    const long long c = low ? (v >> 32) : 0;  // arithmetic: floor division
+    if (!__any_sync(kAll, c != 0)) break;
+    const long long up = __shfl_up_sync(kAll, c, 1);
+    v = (low ? (v & 0xffffffffll) : v) + (lane > 0 ? up : 0);
+  }
+  // The magnitude's 32-bit digits. The top limb is 0 or -1 for any real sum (the formats reach 64
+  // bits above their largest value); a negative sum's magnitude is the two's complement: zero below
+  // the lowest nonzero limb j, 2^32 - v at j, ~v above.
+  const bool neg = __shfl_sync(kAll, v, L - 1) < 0;
+  const uint32_t w = static_cast<uint32_t>(v);
+  uint32_t d = lane < L ? w : 0;
+  if (neg) {
+    const int j = __ffs(__ballot_sync(kAll, lane < L && v != 0)) - 1;
+    d = (lane >= L || lane < j) ? 0u : lane == j ? 0u - w : ~w;
+  }
+  const unsigned nz = __ballot_sync(kAll, d != 0);
+  const int t = nz ? 31 - __clz(static_cast<int>(nz)) : 0;  // the top nonzero digit
+  const uint32_t d0 = __shfl_sync(kAll, d, t), d1 = __shfl_sync(kAll, d, t > 0 ? t - 1 : 0), d2 = __shfl_sync(kAll, d, t > 1 ? t - 2 : 0);
+  if (lane != 0) return;
+  uint64_t bits = 0;  // an exact zero is +0
+  if (nz) {
+    // Digits t, t - 1, t - 2 (96 bits from the leading one's digit down: a float64's 53 bits and its
+    // round bit lie inside them) and a sticky bit for every lower digit.
+    const bool sticky = t > 2 && (nz & ((1u << (t - 2)) - 1)) != 0 && !RK_FAULT_IS(ExactWarpSticky);  // planted: lost
+    const uint32_t e1 = t > 0 ? d1 : 0, e2 = t > 1 ? d2 : 0;
+    if (p.o != exact::OutFmt::Double) {
+      // Round to odd at 53 bits (the top 53 bits from the leading one, the last one set if any bit
+      // below them is), exact as a float64, then one rounding to nearest into the output: correct for
+      // any output of at most 51 bits (round to odd keeps the information of the discarded bits).
+      const uint64_t hi = (static_cast<uint64_t>(d0) << 32) | e1;
+      const int lz = __clzll(static_cast<long long>(hi));  // below 32: d0 is not zero
+      const uint64_t top = lz ? (hi << lz) | (static_cast<uint64_t>(e2) >> (32 - lz)) : hi;
+      const bool rest = static_cast<uint32_t>(e2 << lz) != 0 || sticky;  // e2's bits not in top (lz < 32)
+      uint64_t m = top >> 11;
+      if ((top & 0x7ff) || rest) m |= 1;
+      double v = ldexp(static_cast<double>(m), f.base + 32 * t - 21 - lz);  // exact: a normal float64
+      if (neg) v = -v;
+      if (p.o == exact::OutFmt::Single) {
+        bits = __float_as_uint(__double2float_rn(v));
+      } else {
+        unsigned short h;
+        if (p.o == exact::OutFmt::Half) asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(v));
+        else asm("cvt.rn.bf16.f64 %0, %1;" : "=h"(h) : "d"(v));
+        bits = h;
+      }
+    } else {
+      // float64: the limbs' rounding on the three digits, with one limb below them that is 1 if
+      // any lower digit is not zero (its weight is under the round bit: only the sticky bit).
+      int64_t l[5] = {sticky ? 1 : 0, static_cast<int64_t>(e2), static_cast<int64_t>(e1), static_cast<int64_t>(d0), 0};
+      const int64_t none[exact::kSpecials] = {0, 0, 0};
+      bits = exact::round_limbs(l, 5, f.base + 32 * (t - 3), none, p.o);
+      if (neg) bits |= uint64_t(1) << 63;
+    }
+  }
+  store_bits(p.out, p.o, row, bits);
+}
+
+// The end of a binned row (a warp, lane 0 writing): its exact sum is sum_b s_acc[b] * unit(b) or a
+// special (s_acc: kWords counts; s_limbs: kSingleFmt's limbs, zero, in shared memory). Lane l adds
+// bins l and l + 32 into the limbs, and the warp rounds them (warp_round_limbs): the same work
+// whatever the data. (Until session 42 the counts were first merged as float64 pairs with Acc1's
+// checked additions, rounded from the pair when none spilled; on data that spilled, the usual case
+// beyond a few exponents, every failed merge called the out-of-line spill, and then the limbs were
+// rounded by one thread: NOTES.md, issue 22 part 5.)
+template <class In>
+__device__ __forceinline__ void finish_binned(const long long* s_acc, long long* s_limbs, const ExactParams& p, int64_t row) {
+  using Lay = binned::Layout<In>;
+  constexpr int kBins = Lay::kBins;
+  constexpr unsigned kAll = 0xffffffffu;
+  const int lane = threadIdx.x & 31;
+  // Lane l's count (bin l + 32 j) times its unit is three signed pieces, for limbs k, k + 1 and
+  // k + 2 of kSingleFmt; k does not decrease with the lane, so the lanes of one limb are a run: a
+  // segmented sum over each run (shuffles), and the run's last lane adds it into the limb, one
+  // writer per limb and pass. (count_to_limbs's shared-memory atomics, 64-bit and on a few
+  // words, cost more than the rest of a short row's end: NOTES.md, issue 22 part 5.)
+#pragma unroll
+  for (int j = 0; j < (kBins + 31) / 32; ++j) {
+    const int b = lane + 32 * j;
+    const long long cnt = b < kBins ? s_acc[b] : 0;
+    const int q = Lay::kWidth * (b < kBins ? b : kBins - 1) + Lay::kUnit0 - binned::kFmt.base;
+    const int k = q >> 5, sh = q & 31;
+    const uint64_t lo = static_cast<uint64_t>(cnt) << sh;
+    const long long piece[3] = {static_cast<long long>(lo & 0xffffffffu), static_cast<long long>(lo >> 32),
+                                sh ? (cnt >> (64 - sh)) : (cnt < 0 ? -1 : 0)};  // cnt * 2^sh = piece[2] * 2^64 + lo
+    const int kp = __shfl_up_sync(kAll, k, 1), kn = __shfl_down_sync(kAll, k, 1);
+    const unsigned heads = __ballot_sync(kAll, lane == 0 || kp != k);
+    const int start = 31 - __clz(static_cast<int>(heads & (0xffffffffu >> (31 - lane))));  // this run's first lane
+    const bool last = lane == 31 || kn != k;
+#pragma unroll
+    for (int t = 0; t < 3; ++t) {
+      long long v = piece[t];
+#pragma unroll
+      for (int d = 1; d < 32; d <<= 1) {
+        const long long u = __shfl_up_sync(kAll, v, d);
+        if (lane - d >= start) v += u;
+      }
+      if (last) s_limbs[k + t] += v;
+      __syncwarp();
+    }
+  }
+  const int64_t sp3[exact::kSpecials] = {s_acc[kBins], s_acc[kBins + 1], s_acc[kBins + 2]};
+  warp_round_limbs(s_limbs, binned::kFmt, sp3, p, row);
+}
 
 template <class In, int BLOCK, int UNROLL>
 __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __restrict__ x, ExactParams p) {
@@ -636,7 +774,7 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
   __shared__ long long s_acc[kWords];  // the block's, then the row's, unit counts and special counts
   __shared__ long long s_limbs[kFmt.limbs];
   __shared__ bool is_last;
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int tid = threadIdx.x, warp = tid >> 5;
   Bin* const all_bins = reinterpret_cast<Bin*>(smem);  // [kBins][BLOCK]
   Bin* const bins = all_bins + tid;                     // this thread's column: bins[b * BLOCK]
 #pragma unroll
@@ -733,51 +871,7 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
   __syncthreads();
 
   if (p.bpr > 1 && !gather_row<kWords, BLOCK>(p, row, part, s_acc, &is_last)) return;
-  if (warp != 0) return;
-
-  // The row's exact sum is sum_b s_acc[b] * unit(b) (lane l holds bins l and l + 32), or a special.
-  constexpr int kLaneBins = (kBins + 31) / 32;
-  long long cnt[kLaneBins];
-  int bin[kLaneBins];
-#pragma unroll
-  for (int j = 0; j < kLaneBins; ++j) {
-    const int b = lane + 32 * j;
-    cnt[j] = b < kBins ? s_acc[b] : 0;
-    bin[j] = b < kBins ? b : 0;
-  }
-  const bool special = s_acc[kBins] != 0 || s_acc[kBins + 1] != 0 || s_acc[kBins + 2] != 0;
-  if (!p.words && !special) {
-    // Fast: each count as an exact float64 pair (|cnt| < 2^62), the pairs merged with the checked
-    // additions of Acc1; if none would have spilled, the pair holds the exact sum.
-    exact::Acc1 a;
-    binned::FlagSink fs;
-#pragma unroll
-    for (int j = 0; j < kLaneBins; ++j) {
-      exact::Acc1 c;
-      const double hi = static_cast<double>(cnt[j]);
-      c.s = hi * Lay::unit(bin[j]);
-      c.lo = static_cast<double>(cnt[j] - static_cast<long long>(hi)) * Lay::unit(bin[j]);
-      if (j == 0) a = c;
-      else a.merge(c, kFmt, fs);
-    }
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-      const exact::Acc1 o = shfl_down(a, off);
-      if (lane < off) a.merge(o, kFmt, fs);
-    }
-    const bool whole = !__any_sync(0xffffffffu, fs.hit);
-    bool done = false;
-    if (lane == 0 && whole) done = round_pair(a, p.o, p.out, row);
-    if (__shfl_sync(0xffffffffu, done, 0)) return;
-  }
-#pragma unroll
-  for (int j = 0; j < kLaneBins; ++j)
-    if (cnt[j]) count_to_limbs(cnt[j], Lay::kWidth * bin[j] + Lay::kUnit0, kFmt, s_limbs);
-  __syncwarp();
-  if (lane != 0) return;
-  auto* limbs = reinterpret_cast<int64_t*>(s_limbs);
-  const int64_t sp3[exact::kSpecials] = {s_acc[kBins], s_acc[kBins + 1], s_acc[kBins + 2]};
-  finish_limbs(limbs, kFmt, sp3, p, row);
+  if (warp == 0) finish_binned<In>(s_acc, s_limbs, p, row);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -972,6 +1066,23 @@ constexpr int64_t kMaxBlockValues = int64_t(1) << 22;      // x 2^40 units a val
 constexpr Format kFmt = exact::kHalfFmt;
 }  // namespace half
 
+// The end of a float16 row (one thread): its exact sum is (s_acc[1] * 2^32 + s_acc[0]) * 2^-24, or a
+// special (s_limbs: kHalfFmt's limbs, zero, in shared memory).
+__device__ __forceinline__ void finish_half(const long long* s_acc, long long* s_limbs, const ExactParams& p, int64_t row) {
+  constexpr Format kFmt = half::kFmt;
+  const int64_t spc[exact::kSpecials] = {s_acc[2], s_acc[3], s_acc[4]};
+  const long long lo = s_acc[0], hi = s_acc[1];  // lo: a sum of 32-bit words, below 2^52; |hi| below 2^41
+  if (!p.words && !(spc[0] | spc[1] | spc[2]) && hi > -(1ll << 20) && hi < (1ll << 20)) {
+    exact::Acc1 a;  // |count| < 2^52 + 2^52: one float64, exact
+    a.s = static_cast<double>((hi << 32) + lo) * 0x1p-24;
+    if (round_pair(a, p.o, p.out, row)) return;
+  }
+  count_to_limbs(lo, -24, kFmt, s_limbs);
+  count_to_limbs(hi, 8, kFmt, s_limbs);
+  auto* limbs = reinterpret_cast<int64_t*>(s_limbs);
+  finish_limbs(limbs, kFmt, spc, p, row);
+}
+
 template <int BLOCK, int UNROLL>
 __global__ void __launch_bounds__(BLOCK) half_kernel(const __half* __restrict__ x, ExactParams p) {
   using namespace half;
@@ -993,7 +1104,7 @@ __global__ void __launch_bounds__(BLOCK) half_kernel(const __half* __restrict__ 
   const int64_t sweep = static_cast<int64_t>(p.bpr) * kStep;
   const int64_t gtid = static_cast<int64_t>(part) * BLOCK + tid;
   HalfRunT<true> acc;
-  binned::FlagSink none;  // a count flush has no sink
+  binned::NoSink none;  // a count flush has no sink
   for_sweeps<BLOCK, UNROLL>(
       body, sp.nvec, part * kStep + tid, sweep,
       [&](uint4 (&r)[UNROLL]) {
@@ -1025,20 +1136,366 @@ __global__ void __launch_bounds__(BLOCK) half_kernel(const __half* __restrict__ 
   }
   __syncthreads();
   if (p.bpr > 1 && !gather_row<kWords, BLOCK>(p, row, part, s_acc, &is_last)) return;
-  if (tid != 0) return;
+  if (tid == 0) finish_half(s_acc, s_limbs, p, row);
+}
 
-  // The row's exact sum is (s_acc[1] * 2^32 + s_acc[0]) * 2^-24, or a special.
-  const int64_t spc[exact::kSpecials] = {s_acc[2], s_acc[3], s_acc[4]};
-  const long long lo = s_acc[0], hi = s_acc[1];  // lo: a sum of 32-bit words, below 2^52; |hi| below 2^41
-  if (!p.words && !(spc[0] | spc[1] | spc[2]) && hi > -(1ll << 20) && hi < (1ll << 20)) {
-    exact::Acc1 a;  // |count| < 2^52 + 2^52: one float64, exact
-    a.s = static_cast<double>((hi << 32) + lo) * 0x1p-24;
-    if (round_pair(a, p.o, p.out, row)) return;
+// ---------------------------------------------------------------------------------------------
+// Short rows: a warp per row, at a cost that does not depend on the values.
+//
+// Why it exists: rows below exact_binned_min_values (2^14 values) took the checked float64 sums,
+// a block of 64-256 threads per row with a block merge and, on data over many exponents, spills
+// into contended shared-memory atomics: rows of 4096 gradient-like values cost 2.7-2.8x `auto`
+// (NOTES.md, issue 22). A block's end (the binned path's column sums over 128 threads, a row's
+// 32 counts) would cost as much as the row itself. Here a warp takes a row: its lanes read 16-byte
+// vectors with UNROLL in flight and add each value as the rows paths do (float32 and bfloat16 into
+// the lane's bins, float16 into its counted runs); the warp's end is 32 lanes' bins summed (each
+// lane a bin, starting at its own offset: no bank conflict), or 32 int64 counts, and the rows
+// paths' own rounding (finish_binned, finish_half). No workspace, no block barrier, one launch.
+// Sums only: exact_partial's words of bfloat16 and float32 need the specials' true counts, which
+// the binned path recounts (a block's second read); they keep the block paths.
+namespace warp_rows {
+constexpr int kWarps = 8;   // rows a block holds at once; two blocks an SM (launch bounds: at three, 85 registers
+                            // spilled 172 bytes; at two, only the saves around the cold calls remain)
+constexpr int kUnroll = 4;  // 16-byte loads in flight a lane: 32 KiB an SM at two blocks
+template <class In>
+constexpr size_t smem_bytes() {
+  if constexpr (std::is_same_v<In, __half>) return 0;
+  else return binned::smem_bytes<In, kWarps * 32>();
+}
+}  // namespace warp_rows
+
+template <class In>
+__global__ void __launch_bounds__(warp_rows::kWarps * 32, 2) warp_rows_kernel(const In* __restrict__ x, ExactParams p) {
+  constexpr int BLOCK = warp_rows::kWarps * 32, UNROLL = warp_rows::kUnroll;
+  constexpr bool kHalf = std::is_same_v<In, __half>;
+  using Lay = binned::Layout<std::conditional_t<kHalf, float, In>>;  // float16: unused
+  using Bin = typename Lay::Bin;
+  constexpr int kBins = Lay::kBins, kLast = kBins - 1;
+  constexpr int kWords = kHalf ? half::kWords : Lay::kWords;
+  constexpr Format kFmt = kHalf ? half::kFmt : binned::kFmt;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ long long s_acc[warp_rows::kWarps][kWords];
+  __shared__ long long s_limbs[warp_rows::kWarps][kFmt.limbs];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  Bin* const all_bins = reinterpret_cast<Bin*>(smem);  // [kBins][BLOCK] (bins only)
+  Bin* const bins = all_bins + threadIdx.x;
+  constexpr int64_t kSweep = 32 * UNROLL;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * warp_rows::kWarps;
+  // A row's first sweep of loads, issued before the previous row's end (its warp reductions and
+  // rounding), so that the warp's loads stay in flight across rows.
+  uint4 next[UNROLL];
+  auto prefetch = [&](int64_t r) {
+    if (r >= p.rows) return;
+    const In* xr = x + r * p.len;
+    const VecSplit<In> sp(xr, p.len);
+    first_sweep<32, UNROLL>(reinterpret_cast<const uint4*>(xr + sp.head), sp.nvec, lane, kSweep, next);
+  };
+  grid_dependency_wait();
+  prefetch(static_cast<int64_t>(blockIdx.x) * warp_rows::kWarps + warp);
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * warp_rows::kWarps + warp; row < p.rows; row += stride) {  // warp-uniform
+    const In* xr = x + row * p.len;
+    const VecSplit<In> sp(xr, p.len);
+    const uint4* __restrict__ body = reinterpret_cast<const uint4*>(xr + sp.head);
+    for (int i = lane; i < kFmt.limbs; i += 32) s_limbs[warp][i] = 0;
+    if constexpr (kHalf) {
+      HalfRunT<true> acc;
+      binned::NoSink none;
+      sweeps_from<32, UNROLL>(
+          body, sp.nvec, lane, kSweep, next,
+          [&](uint4 (&r)[UNROLL]) {
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) acc.add_vec(r[u], kFmt, none);
+          },
+          [&](const uint4& v) { acc.add_vec(v, kFmt, none); });
+      if (lane < sp.head) acc.add_bits(__half_as_ushort(xr[lane]), kFmt, none);
+      if (lane < sp.tail) acc.add_bits(__half_as_ushort(xr[p.len - sp.tail + lane]), kFmt, none);
+      prefetch(row + stride);
+      acc.flush(kFmt, none);
+      long long u = acc.units, sp3[exact::kSpecials] = {acc.nan, acc.pinf, acc.ninf};
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) {
+        u += __shfl_xor_sync(0xffffffffu, u, off);
+#pragma unroll
+        for (int k = 0; k < exact::kSpecials; ++k) sp3[k] += __shfl_xor_sync(0xffffffffu, sp3[k], off);
+      }
+      if (lane == 0) {
+        s_acc[warp][0] = u & 0xffffffffll;
+        s_acc[warp][1] = u >> 32;
+#pragma unroll
+        for (int k = 0; k < exact::kSpecials; ++k) s_acc[warp][2 + k] = sp3[k];
+      }
+      __syncwarp();
+      if (lane == 0) finish_half(s_acc[warp], s_limbs[warp], p, row);
+    } else {
+#pragma unroll
+      for (int b = 0; b < kBins; ++b) bins[b * BLOCK] = 0;
+      auto on_bits = [&](uint32_t w) {
+        const int b = Lay::bin(w);
+        bins[b * BLOCK] += Lay::value(w, b);
+      };
+      auto on_vec = [&](const uint4& v) {
+        const unsigned w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          if constexpr (std::is_same_v<In, float>) {
+            on_bits(w[k]);
+          } else {  // two bfloat16, the lower first: each the top half of a float32
+            on_bits(w[k] << 16);
+            on_bits(w[k] & 0xffff0000u);
+          }
+        }
+      };
+      auto scalar_bits = [&](int64_t i) -> uint32_t {
+        if constexpr (std::is_same_v<In, float>) return __float_as_uint(xr[i]);
+        else return static_cast<uint32_t>(__bfloat16_as_ushort(xr[i])) << 16;
+      };
+      sweeps_from<32, UNROLL>(
+          body, sp.nvec, lane, kSweep, next,
+          [&](uint4 (&r)[UNROLL]) {
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) on_vec(r[u]);
+          },
+          on_vec);
+      if (lane < sp.head) on_bits(scalar_bits(lane));
+      if (lane < sp.tail) on_bits(scalar_bits(p.len - sp.tail + lane));
+      prefetch(row + stride);
+      __syncwarp();
+      // Lane l sums bins l (and l + 32) over the warp's 32 lanes, each from its own offset, in four
+      // independent sums (exact in any order: below 2^53 units).
+      const Bin* wb = all_bins + warp * 32;
+      constexpr int kLanes = RK_FAULT_IS(ExactWarpRowsLane) ? 31 : 32;  // planted: one lane's bins left out
+#pragma unroll
+      for (int j = 0; j < (kBins + 31) / 32; ++j) {
+        const int b = lane + 32 * j;
+        double s4[4] = {0, 0, 0, 0};
+#pragma unroll
+        for (int k = 0; k < kLanes; ++k) s4[k & 3] += static_cast<double>(wb[b * BLOCK + ((k + lane) & 31)]);
+        double s = (s4[0] + s4[1]) + (s4[2] + s4[3]);
+        if (b == kLast) {  // inf or NaN met: the bin's class says which special the sum is
+          const bool fin = isfinite(s);
+          s_acc[warp][kBins] = !fin && s != s;
+          s_acc[warp][kBins + 1] = !fin && s > 0;
+          s_acc[warp][kBins + 2] = !fin && s < 0;
+          if (!fin) s = 0;
+        }
+        s_acc[warp][b] = __double2ll_rn(s * Lay::count_scale(b));
+      }
+      __syncwarp();
+      finish_binned<In>(s_acc[warp], s_limbs[warp], p, row);
+    }
+    __syncwarp();  // the row's shared words are read before the next row writes them
   }
-  count_to_limbs(lo, -24, kFmt, s_limbs);
-  count_to_limbs(hi, 8, kFmt, s_limbs);
-  auto* limbs = reinterpret_cast<int64_t*>(s_limbs);
-  finish_limbs(limbs, kFmt, spc, p, row);
+  allow_dependent_launch();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Columns: exact sums over the middle dim of a contiguous (outer, extent, inner) tensor, read in
+// place (the reduced dims merged into one run of stride inner, the kept ones into outer and inner).
+//
+// Why it exists: method="exact" over dims used to copy the input with the reduced dims last
+// (as_rows) and then sum the rows: dim 0 of a (16384, 4096) tensor cost 7.1x `auto` in float32 and
+// 11.8x in bfloat16 (NOTES.md, issue 22). Here the rows paths' value-independent accumulators read
+// the columns where they lie:
+//  - A block takes a tile of tw adjacent columns and tr row-groups (tw * tr <= BLOCK threads): each
+//    thread one column, every tr-th row of the block's run of the extent, kUnroll loads in flight and
+//    the next kUnroll issued before the current ones are added. tw spans 128 bytes of a row for wide
+//    tensors (32 float32 or 64 16-bit columns: the block's warps read whole lines), or the whole
+//    inner extent when a block holds whole rows of a narrow one (then the block's loads are one
+//    contiguous span and no lane idles).
+//  - Per value, the rows paths' work: float32 and bfloat16 add into the thread's bins (binned::),
+//    float16 into its counted float64 runs (HalfRunT<true>). The same caps bound the values a thread
+//    and a block may take (plan_columns raises the splits of the extent to keep every sum exact).
+//  - A block's end: each column's tr threads summed exactly into count words (the words of a row's
+//    block), added into the output's words with global integer atomics (a memset zeroes them; up
+//    to 8 copies spread the blocks of one output): nothing depends on the order blocks end in.
+//  - A second launch (a warp per output) adds each output's copies and rounds once, with the rows
+//    paths' own ends (finish_binned, finish_half).
+// The result is the correctly rounded sum, so the CPU's bits.
+namespace columns {
+struct Params {
+  int64_t outer = 1, extent = 1, inner = 1;
+  int tw = 1, tr = 1;      // the block's tile: tw adjacent columns x tr row-groups
+  int64_t tiles = 1;       // tiles per outer index: ceil(inner / tw)
+  int splits = 1;          // blocks per tile, each over split_rows of the extent (the last fewer)
+  int64_t split_rows = 1;
+  int copies = 1;           // copies of the outputs' words: split s adds into copy s % copies
+  long long* ws = nullptr;  // [copies][outer * inner][words], zero before the launch (a memset)
+};
+constexpr int kBlock = 256;
+// Loads in flight a thread: 32 bytes (the binned paths run 768 threads an SM, their bins' shared
+// memory: 24 KiB in flight an SM, what the read ceiling needs at about 700 ns of latency).
+template <class In>
+inline constexpr int kUnroll = 32 / static_cast<int>(sizeof(In));
+constexpr int kFinishWarps = 4;
+
+template <class In> struct Raw { using T = unsigned short; };
+template <> struct Raw<float> { using T = unsigned int; };
+
+// The values of one column of this thread, rows r, r + tr, ... below r1, as raw bits to on(bits):
+// kUnroll loads in flight, the next group issued before the current one is added.
+template <class In, class F>
+__device__ __forceinline__ void walk(const In* col, int64_t r, int64_t r1, int64_t tr, int64_t inner, F&& on) {
+  using T = typename Raw<In>::T;
+  constexpr int kUnroll = columns::kUnroll<In>;
+  const T* q = reinterpret_cast<const T*>(col) + r * inner;
+  const int64_t step = tr * inner;
+  const int64_t group = static_cast<int64_t>(kUnroll) * tr;
+  bool more = r + group - tr < r1;
+  T next[kUnroll];
+  if (more) {
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) next[u] = __ldg(q + u * step);
+  }
+  while (more) {
+    T cur[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) cur[u] = next[u];
+    r += group;
+    q += kUnroll * step;
+    more = r + group - tr < r1;
+    if (more) {
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) next[u] = __ldg(q + u * step);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) on(cur[u]);
+  }
+  if (RK_FAULT_IS(ExactColumnsTail)) return;  // planted: the rows after the last whole group are lost
+  for (; r < r1; r += tr, q += step) on(__ldg(q));
+}
+
+// This block's tile and run of the extent.
+struct Tile {
+  int split;
+  int64_t ob, c0, r0, r1;
+  int j, g;
+  bool active;
+  __device__ __forceinline__ explicit Tile(const Params& p) {
+    split = static_cast<int>(blockIdx.x % p.splits);
+    const int64_t tile = blockIdx.x / p.splits;
+    ob = tile / p.tiles;
+    c0 = (tile % p.tiles) * p.tw;
+    r0 = static_cast<int64_t>(split) * p.split_rows;
+    r1 = min(p.extent, r0 + p.split_rows);
+    j = threadIdx.x % p.tw;
+    g = threadIdx.x / p.tw;
+    active = g < p.tr && c0 + j < p.inner;
+  }
+  // Adds v into word i of output (ob, c0 + jj), in this split's copy: an integer add, so the
+  // order blocks end in does not matter.
+  __device__ __forceinline__ void add(const Params& p, int jj, int kWords, int i, long long v) const {
+    if (v == 0) return;
+    long long* w = p.ws + ((split % p.copies) * p.outer * p.inner + ob * p.inner + c0 + jj) * kWords;
+    atomicAdd(reinterpret_cast<unsigned long long*>(w + i), static_cast<unsigned long long>(v));
+  }
+};
+}  // namespace columns
+
+template <class In>
+__global__ void __launch_bounds__(columns::kBlock, 768 / columns::kBlock) binned_columns_kernel(const In* __restrict__ x, columns::Params p) {
+  constexpr int BLOCK = columns::kBlock;
+  using Lay = binned::Layout<In>;
+  using Bin = typename Lay::Bin;
+  constexpr int kBins = Lay::kBins, kWords = Lay::kWords, kLast = kBins - 1;
+  extern __shared__ __align__(16) unsigned char smem[];
+  Bin* const all_bins = reinterpret_cast<Bin*>(smem);  // [kBins][BLOCK]
+  Bin* const bins = all_bins + threadIdx.x;
+#pragma unroll
+  for (int b = 0; b < kBins; ++b) bins[b * BLOCK] = 0;
+  const columns::Tile t(p);
+  grid_dependency_wait();
+  if (t.active) {
+    columns::walk(x + t.ob * p.extent * p.inner + t.c0 + t.j, t.r0 + t.g, t.r1, p.tr, p.inner, [&](auto raw) {
+      const uint32_t w = std::is_same_v<In, float> ? static_cast<uint32_t>(raw) : static_cast<uint32_t>(raw) << 16;
+      const int b = Lay::bin(w);
+      bins[b * BLOCK] += Lay::value(w, b);
+    });
+  }
+  allow_dependent_launch();
+  __syncthreads();
+  // Each column's tr threads, bin by bin, as counts of the bin's units (exact: the caps); the last
+  // bin non-finite says which special the column met (+inf only, -inf only, or NaN: a NaN or both).
+  // (Folding a column's counts into its limbs first, with shared atomics, cost more than the
+  // atomics it saved: NOTES.md, issue 22 part 5.)
+  for (int k = threadIdx.x; k < p.tw * kBins; k += BLOCK) {
+    const int jj = k % p.tw, b = k / p.tw;
+    if (t.c0 + jj >= p.inner) continue;
+    const Bin* col = all_bins + b * BLOCK + jj;
+    double s4[4] = {0, 0, 0, 0};  // exact in any order: below 2^53 units
+    for (int gg = 0; gg < p.tr; ++gg) s4[gg & 3] += static_cast<double>(col[gg * p.tw]);
+    double s = (s4[0] + s4[1]) + (s4[2] + s4[3]);
+    if (b == kLast && !isfinite(s)) {
+      t.add(p, jj, kWords, kBins + (s != s ? 0 : s > 0 ? 1 : 2), 1);
+      s = 0;
+    }
+    t.add(p, jj, kWords, b, __double2ll_rn(s * Lay::count_scale(b)));
+  }
+}
+
+__global__ void __launch_bounds__(columns::kBlock) half_columns_kernel(const __half* __restrict__ x, columns::Params p) {
+  constexpr int BLOCK = columns::kBlock;
+  __shared__ long long s_units[BLOCK];
+  __shared__ int s_special[exact::kSpecials][BLOCK];
+  const columns::Tile t(p);
+  HalfRunT<true> acc;
+  binned::NoSink none;  // a count flush has no sink
+  grid_dependency_wait();
+  if (t.active) {
+    columns::walk(x + t.ob * p.extent * p.inner + t.c0 + t.j, t.r0 + t.g, t.r1, p.tr, p.inner,
+                  [&](unsigned short h) { acc.add_bits(h, half::kFmt, none); });
+  }
+  allow_dependent_launch();
+  acc.flush(half::kFmt, none);
+  s_units[threadIdx.x] = acc.units;
+  s_special[0][threadIdx.x] = acc.nan;  // exact::AccHalf's order: NaN, +inf, -inf
+  s_special[1][threadIdx.x] = acc.pinf;
+  s_special[2][threadIdx.x] = acc.ninf;
+  __syncthreads();
+  for (int jj = threadIdx.x; jj < p.tw; jj += BLOCK) {
+    if (t.c0 + jj >= p.inner) continue;
+    long long u = 0, sp[exact::kSpecials] = {0, 0, 0};
+    for (int gg = 0; gg < p.tr; ++gg) {
+      u += s_units[gg * p.tw + jj];
+#pragma unroll
+      for (int k = 0; k < exact::kSpecials; ++k) sp[k] += s_special[k][gg * p.tw + jj];
+    }
+    t.add(p, jj, half::kWords, 0, u & 0xffffffffll);
+    t.add(p, jj, half::kWords, 1, u >> 32);  // arithmetic: the count is word 1 * 2^32 + word 0
+#pragma unroll
+    for (int k = 0; k < exact::kSpecials; ++k) t.add(p, jj, half::kWords, 2 + k, sp[k]);
+  }
+}
+
+template <class In>
+constexpr int columns_words() {
+  if constexpr (std::is_same_v<In, __half>) return half::kWords;
+  else return binned::Layout<In>::kWords;
+}
+
+// A warp per output: its copies' words added as integers, then the rows paths' end.
+template <class In>
+__global__ void __launch_bounds__(columns::kFinishWarps * 32) columns_finish_kernel(const long long* __restrict__ ws, int copies, int64_t n,
+                                                                                   ExactParams p) {
+  constexpr int kWords = columns_words<In>();
+  constexpr Format f = std::is_same_v<In, __half> ? half::kFmt : binned::kFmt;
+  __shared__ long long s_acc[columns::kFinishWarps][kWords];
+  __shared__ long long s_limbs[columns::kFinishWarps][f.limbs];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t o = static_cast<int64_t>(blockIdx.x) * columns::kFinishWarps + warp;
+  grid_dependency_wait();
+  if (o >= n) return;  // warp-uniform
+  for (int i = lane; i < kWords; i += 32) {
+    long long v = 0;
+    for (int c = 0; c < copies; ++c) v += __ldcg(ws + (static_cast<int64_t>(c) * n + o) * kWords + i);
+    s_acc[warp][i] = v;
+  }
+  for (int i = lane; i < f.limbs; i += 32) s_limbs[warp][i] = 0;
+  __syncwarp();
+  if constexpr (std::is_same_v<In, __half>) {
+    if (lane == 0) finish_half(s_acc[warp], s_limbs[warp], p, o);
+  } else {
+    finish_binned<In>(s_acc[warp], s_limbs[warp], p, o);
+  }
 }
 
 // Rounds rows of shard words (exact_round): one thread per row.
@@ -1239,6 +1696,148 @@ cudaError_t with_config(const ExactArgs& a, F&& f) {
   });
 }
 
+// The columns paths' kernel of In and its dynamic shared memory (the bins; float16: none).
+template <class In>
+auto columns_kernel_of() {
+  if constexpr (std::is_same_v<In, __half>) return half_columns_kernel;
+  else return binned_columns_kernel<In>;
+}
+template <class In>
+size_t columns_smem() {
+  if constexpr (std::is_same_v<In, __half>) {
+    return 0;
+  } else {
+    static const size_t v = [] {
+      const size_t b = binned::smem_bytes<In, columns::kBlock>();
+      cudaFuncSetAttribute(columns_kernel_of<In>(), cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(b));
+      return b;
+    }();
+    return v;
+  }
+}
+template <class In>
+int columns_blocks_per_sm() {
+  static const int v = [] {
+    int b = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, columns_kernel_of<In>(), columns::kBlock, columns_smem<In>()) != cudaSuccess || b < 1) b = 1;
+    return b;
+  }();
+  return v;
+}
+
+// The columns' tile and splits (everything but ws). Speed: one wave of blocks at most, a thread at
+// least kMinThreadRows rows; exactness, over any forced split count: the rows paths' caps on the
+// values a block's column (float32's bins, float16's counts) and a thread (bfloat16's bins) may take.
+template <class In>
+columns::Params plan_columns(const ExactColumnsArgs& a) {
+  constexpr int B = columns::kBlock;
+  constexpr int64_t kMinThreadRows = 32;
+  columns::Params p;
+  p.outer = a.outer;
+  p.extent = a.extent;
+  p.inner = a.inner;
+  // Whole rows of a narrow tensor a block, or tiles of 128 bytes of a row (32 float32 columns, 64
+  // 16-bit ones: a warp or two reading one row's line together): whichever idles fewer lanes.
+  constexpr int64_t kTile = 128 / sizeof(In);
+  p.tw = static_cast<int>(kTile);
+  if (a.inner <= B) {
+    const int64_t whole = a.inner * (B / a.inner);                         // busy threads of B
+    const int64_t tiled = a.inner * B / (ceil_div(a.inner, kTile) * kTile);  // the same, with tiles
+    if (whole >= tiled) p.tw = static_cast<int>(a.inner);
+  }
+  p.tr = B / p.tw;
+  p.tiles = ceil_div(a.inner, static_cast<int64_t>(p.tw));
+  const int64_t tiles_all = a.outer * p.tiles;
+  // At most one wave: the blocks' work is equal, so a partial last wave would leave SMs idle, and
+  // more splits cost more count words (kWords int64 an output and split, written and read again).
+  const int64_t wave = static_cast<int64_t>(a.num_sms) * columns_blocks_per_sm<In>();
+  int64_t splits = std::min(std::max<int64_t>(1, wave / tiles_all), std::max<int64_t>(1, a.extent / (p.tr * kMinThreadRows)));
+  if (a.tuning.exact_bpr > 0) splits = a.tuning.exact_bpr;
+  if constexpr (!RK_FAULT_IS(ExactBinCap)) {
+    if constexpr (std::is_same_v<In, __half>) {
+      splits = std::max(splits, ceil_div(a.extent, half::kMaxBlockValues));
+    } else {
+      using Lay = binned::Layout<In>;
+      splits = std::max({splits, ceil_div(a.extent, Lay::kMaxBlockValues), ceil_div(a.extent, p.tr * Lay::kMaxThreadValues)});
+    }
+  }
+  splits = std::max<int64_t>(1, std::min(splits, a.extent));
+  p.split_rows = ceil_div(a.extent, splits);
+  p.splits = static_cast<int>(ceil_div(a.extent, p.split_rows));  // no empty split
+  // Up to 8 copies of the words, so that at most about 16 blocks' atomics meet on one word (the
+  // rows paths' kAccCopies; one L2 line taking every block's atomic serialized them).
+  p.copies = static_cast<int>(std::min<int64_t>(kAccCopies, ceil_div(p.splits, 16)));
+  return p;
+}
+
+// The dtypes of the columns paths (the others copy the input into rows: torch/sum.cpp).
+template <class In>
+inline constexpr bool kColumnsPath = std::is_same_v<In, float> || std::is_same_v<In, __nv_bfloat16> || std::is_same_v<In, __half>;
+
+// f(In{}) for a dtype of the columns paths; cudaErrorInvalidValue for any other.
+template <class F>
+cudaError_t with_columns_dtype(DType d, F&& f) {
+  return dispatch_cuda(d, [&](auto t) -> cudaError_t {
+    using In = typename decltype(t)::T;
+    if constexpr (kColumnsPath<In>) return f(In{});
+    else return cudaErrorInvalidValue;
+  });
+}
+
+// Short rows a warp each (warp_rows_kernel): float32, bfloat16 and float16 rows of
+// kExactWarpRowsMinValues to exact_binned_min_values values, two rows or more, under the rule (a
+// forced configuration or blocks per row keeps the block paths), sums (and float16's words).
+template <class In>
+inline constexpr bool kWarpRowsPath = std::is_same_v<In, float> || std::is_same_v<In, __nv_bfloat16> || std::is_same_v<In, __half>;
+
+template <class In>
+int warp_rows_blocks_per_sm() {
+  static const int v = [] {
+    const size_t smem = warp_rows::smem_bytes<In>();
+    if (smem > 48 * 1024) cudaFuncSetAttribute(warp_rows_kernel<In>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    int b = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, warp_rows_kernel<In>, warp_rows::kWarps * 32, smem) != cudaSuccess || b < 1) b = 1;
+    return b;
+  }();
+  return v;
+}
+
+bool warp_rows_taken(const ExactArgs& a) {
+  if (a.tuning.exact_block != 0 || a.tuning.exact_bpr != 0 || a.rows < 2) return false;
+  return dispatch_cuda(a.dtype, [&](auto t) -> cudaError_t {
+           using In = typename decltype(t)::T;
+           if constexpr (kWarpRowsPath<In>) {
+             const int64_t shortest = a.tuning.exact_warp_min > 0 ? a.tuning.exact_warp_min : kExactWarpRowsMinValues;
+             const bool ok = a.len >= shortest && a.len < exact_binned_min_values(sizeof(In)) &&
+                             (!a.words || std::is_same_v<In, __half>);
+             return ok ? cudaSuccess : cudaErrorInvalidValue;
+           } else {
+             return cudaErrorInvalidValue;
+           }
+         }) == cudaSuccess;
+}
+
+cudaError_t warp_rows_launch(const ExactArgs& a) {
+  return dispatch_cuda(a.dtype, [&](auto t) -> cudaError_t {
+    using In = typename decltype(t)::T;
+    if constexpr (kWarpRowsPath<In>) {
+      ExactParams p{};
+      p.rows = a.rows;
+      p.len = a.len;
+      p.bpr = 1;
+      p.out = a.out;
+      p.o = a.out_fmt;
+      p.words = a.words;
+      const int64_t wave = static_cast<int64_t>(a.num_sms) * warp_rows_blocks_per_sm<In>();
+      const int64_t grid = std::min(ceil_div(a.rows, static_cast<int64_t>(warp_rows::kWarps)), wave);
+      return launch_maybe_pdl_smem(warp_rows_kernel<In>, dim3(static_cast<unsigned>(grid)), dim3(warp_rows::kWarps * 32),
+                                   warp_rows::smem_bytes<In>(), a.stream, a.pdl && a.cc >= 90, static_cast<const In*>(a.in), p);
+    } else {
+      return cudaErrorInvalidValue;
+    }
+  });
+}
+
 }  // namespace
 
 bool exact_config_supported(int block, int unroll) {
@@ -1249,6 +1848,7 @@ bool exact_config_supported(int block, int unroll) {
 }
 
 size_t exact_workspace(const ExactArgs& a) {
+  if (warp_rows_taken(a)) return 0;
   size_t bytes = 0;
   with_config(a, [&](auto B, auto U, auto in, auto binned) {
     bytes = workspace<decltype(in), decltype(B)::value, decltype(U)::value, decltype(binned)::value>(a);
@@ -1259,6 +1859,7 @@ size_t exact_workspace(const ExactArgs& a) {
 
 cudaError_t exact_launch(const ExactArgs& a) {
   if (a.rows <= 0 || a.len <= 0) return cudaErrorInvalidValue;
+  if (warp_rows_taken(a)) return warp_rows_launch(a);
   return with_config(a, [&](auto B, auto U, auto in, auto binned) {
     return run<decltype(in), decltype(B)::value, decltype(U)::value, decltype(binned)::value>(a);
   });
@@ -1283,6 +1884,53 @@ cudaError_t exact_round_launch(const int64_t* words, int64_t rows, void* out, ex
   const int threads = 128;
   exact_round_kernel<<<static_cast<unsigned>(ceil_div(rows, threads)), threads, 0, stream>>>(words, rows, out, o);
   return cudaGetLastError();
+}
+
+}  // namespace rk
+
+namespace rk {
+
+bool exact_columns_supported(DType d, int64_t extent) {
+  return extent > 0 && extent <= binned::kMaxRowValues && with_columns_dtype(d, [](auto) { return cudaSuccess; }) == cudaSuccess;
+}
+
+size_t exact_columns_workspace(const ExactColumnsArgs& a) {
+  size_t bytes = 0;
+  with_columns_dtype(a.dtype, [&](auto in) {
+    using In = decltype(in);
+    const columns::Params p = plan_columns<In>(a);
+    bytes = align256(static_cast<size_t>(p.copies) * a.outer * a.inner * columns_words<In>() * 8);
+    return cudaSuccess;
+  });
+  return bytes;
+}
+
+cudaError_t exact_columns_launch(const ExactColumnsArgs& a) {
+  if (a.outer <= 0 || a.inner <= 0 || !exact_columns_supported(a.dtype, a.extent) || !a.workspace) return cudaErrorInvalidValue;
+  return with_columns_dtype(a.dtype, [&](auto in) -> cudaError_t {
+    using In = decltype(in);
+    columns::Params p = plan_columns<In>(a);
+    p.ws = static_cast<long long*>(a.workspace);
+    const int64_t grid = a.outer * p.tiles * p.splits;
+    const int64_t n = a.outer * a.inner;
+    const int64_t fgrid = ceil_div(n, static_cast<int64_t>(columns::kFinishWarps));
+    if (grid > 0x7fffffff || fgrid > 0x7fffffff) return cudaErrorInvalidConfiguration;
+    const bool pdl = a.pdl && a.cc >= 90;
+    if (const cudaError_t e = cudaMemsetAsync(p.ws, 0, static_cast<size_t>(p.copies) * n * columns_words<In>() * 8, a.stream); e != cudaSuccess)
+      return e;
+    // After the memset node the first kernel has no kernel of ours to overlap: no PDL for it.
+    if (const cudaError_t e = launch_maybe_pdl_smem(columns_kernel_of<In>(), dim3(static_cast<unsigned>(grid)), dim3(columns::kBlock),
+                                                    columns_smem<In>(), a.stream, false, static_cast<const In*>(a.in), p);
+        e != cudaSuccess)
+      return e;
+    ExactParams fp{};
+    fp.rows = n;
+    fp.out = a.out;
+    fp.o = a.out_fmt;
+    fp.words = false;
+    return launch_maybe_pdl_smem(columns_finish_kernel<In>, dim3(static_cast<unsigned>(fgrid)), dim3(columns::kFinishWarps * 32), 0,
+                                 a.stream, pdl, static_cast<const long long*>(p.ws), p.copies, n, fp);
+  });
 }
 
 }  // namespace rk

@@ -20,8 +20,10 @@ if __name__ == "__main__":
     ap.add_argument("--quick", action="store_true", help="2^20 and 2^22 only, few small sizes (a check of the script)")
     ap.add_argument("--dtypes", nargs="+", choices=ef.DTYPES, help="a subset of the dtypes (default: all)")
     ap.add_argument("--log2-sizes", nargs="+", type=int, help="a subset of the sizes, as log2 (default: 24 26 28)")
+    ap.add_argument("--dims-only", action="store_true", help="only exact over dims (rows and columns) against auto")
     args = ap.parse_args()
-    run = ef.run(quick=args.quick, dtypes=args.dtypes, sizes=[1 << k for k in args.log2_sizes] if args.log2_sizes else None)
+    run = ef.run(quick=args.quick, dtypes=args.dtypes, sizes=[1 << k for k in args.log2_sizes] if args.log2_sizes else None,
+                 dims_only=args.dims_only)
     for p in ef.write(run, args.out):
         print("wrote", p)
     print(ef.markdown(run))

@@ -11,7 +11,8 @@
 # benchmarks/ncu_ops.py cases: NCU_CASES, NCU_KERNEL), faults
 # (benchmarks/faults.py), tune_columns (benchmarks/tune_columns.py: the columns kernel's vectors
 # against one column a thread on the sweep's column shapes; TUNE_COLUMNS_ARGS), corpus (tests/corpus.py: record and compare the bits corpus), fault_patches (benchmarks/fault_patches.py, PATCHES_ARGS), tune,
-# tune_ops (benchmarks/tune_ops.py; TUNE_OPS_ARGS, e.g. --set float64), quick (benchmark --quick), bench (full sweep into
+# tune_ops (benchmarks/tune_ops.py; TUNE_OPS_ARGS, e.g. --set float64), tune_exact_rows
+# (benchmarks/tune_exact_rows.py: method=exact's warp a row against the checked path), quick (benchmark --quick), bench (full sweep into
 # $OUT/res/h200), dims (bench.py --dims into $OUT/res/h200), rfa (CUB's RFA library from .cccl),
 # exact_families (bench_exact_families.py into $OUT/res/exact_families), misaligned
 # (bench_misaligned.py into $OUT/res/misaligned), exact (bench_exact.py into
@@ -118,8 +119,8 @@ if has sanitize; then
   sanitize_suite exact test_exact.py "cuda and (test_dims or partial_format or rounding_edges or (correctly_rounded and not large))"
 fi
 if has sanitize_exact; then
-  log "compute-sanitizer: method=exact's value-independent paths (binned, chunked, float16 counts) forced onto short rows"
-  sanitize_suite exact_paths test_exact.py "value_independent_paths_small"
+  log "compute-sanitizer: method=exact's value-independent paths (binned, chunked, float16 counts) forced onto short rows, its columns paths and the warp ends of short rows"
+  sanitize_suite exact_paths test_exact.py "value_independent_paths_small or columns_specials or binned_ends_rounding"
 fi
 if has sanitize_ops; then
   log "compute-sanitizer: the operators (rows with one and several lanes per thread, shared-memory trees, columns, finishes)"
@@ -149,10 +150,10 @@ if has ncu; then
   for c in "${cases[@]}"; do
     echo "### $c" >>"$OUT/res/ncu.txt"
     timeout 120 ncu -k "regex:${NCU_KERNEL:-columns_kernel}" --launch-skip 2 --launch-count 1 --section SpeedOfLight \
-      --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis --section WarpStateStats \
+      --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis --section WarpStateStats ${NCU_EXTRA:-} \
       python3 benchmarks/ncu_ops.py $c >>"$OUT/res/ncu.txt" 2>&1 || rc=1
   done
-  grep -E "^### |Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Block Size|Grid Size|Local|Stall" "$OUT/res/ncu.txt" | head -80
+  grep -E "^### |Duration|Memory Throughput|DRAM Throughput|Registers Per|Achieved Occupancy|Block Size|Grid Size|Local|Stall|Executed Ipc|Issue Slots|Instructions" "$OUT/res/ncu.txt" | head -120
   verdict ncu $rc
 fi
 if has corpus; then
@@ -194,6 +195,11 @@ if has tune_ops; then
   log "tune the operators' rows kernel (benchmarks/tune_ops.py)"
   timeout ${TUNE_OPS_TIMEOUT:-400} python3 benchmarks/tune_ops.py --json "$OUT/res/tune_ops.json" ${TUNE_OPS_ARGS:-} 2>&1 | tee "$OUT/res/tune_ops.log" | tail -40
   verdict tune_ops "${PIPESTATUS[0]}"
+fi
+if has tune_exact_rows; then
+  log "method=exact's short rows: a warp a row against the checked path (benchmarks/tune_exact_rows.py)"
+  timeout ${TUNE_EXACT_ROWS_TIMEOUT:-400} python3 benchmarks/tune_exact_rows.py --json "$OUT/res/tune_exact_rows.json" 2>&1 | tee "$OUT/res/tune_exact_rows.log" | tail -70
+  verdict tune_exact_rows "${PIPESTATUS[0]}"
 fi
 if has quick; then
   log "benchmark --quick"

@@ -4,7 +4,8 @@
         python3 benchmarks/ncu_ops.py var_mean --n 67108864 --dtype float32 --lpt 2
 
 --lpt forces the operators' rows kernel lanes per thread (0: the rule); --shape R C and --dim
-reduce a 2-D tensor instead of a whole 1-D one.
+reduce a 2-D tensor instead of a whole 1-D one. op exact_sum is reducekit.sum(method="exact"), and
+--family draws the input from one of exact's data families (reducekit/bench/exact_families.py).
 """
 import argparse
 
@@ -20,13 +21,22 @@ p.add_argument("--dim", type=int, default=None)
 p.add_argument("--dtype", default="float32")
 p.add_argument("--lpt", type=int, default=0)
 p.add_argument("--calls", type=int, default=4)
+p.add_argument("--family", default=None, help="exact's data family (normal, gradient, wide, ...)")
 a = p.parse_args()
 shape = tuple(a.shape) if a.shape else (a.n,)
 dt = getattr(torch, a.dtype)
-x = (torch.randn(shape, device="cuda", dtype=dt) + 3 if dt.is_floating_point
-     else torch.randint(-100, 100, shape, device="cuda").to(dt))
+if a.family:
+    from reducekit.bench.exact_families import family_data
+    x = family_data(a.family, torch.Size(shape).numel(), dt, torch.device("cuda")).view(shape)
+else:
+    x = (torch.randn(shape, device="cuda", dtype=dt) + 3 if dt.is_floating_point
+         else torch.randint(-100, 100, shape, device="cuda").to(dt))
 reducekit._C._ops_rows_lanes(a.lpt)
-fn = reducekit.linalg.vector_norm if a.op == "vector_norm" else getattr(reducekit, a.op)
+if a.op == "exact_sum":
+    def fn(v, *d):
+        return reducekit.sum(v, *d, method="exact")
+else:
+    fn = reducekit.linalg.vector_norm if a.op == "vector_norm" else getattr(reducekit, a.op)
 for _ in range(a.calls):
     if a.op in ("logsumexp",):
         fn(x, 0 if a.dim is None else a.dim)

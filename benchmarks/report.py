@@ -612,6 +612,48 @@ def exact_families_block(run: dict | None, path: str, before: list | None = None
     return "\n".join(lines)
 
 
+EXACT_DIMS = "benchmarks/results/h200/exact_s42/results_exact_families.json"
+EXACT_DIMS_H100 = "benchmarks/results/h100/exact_s42/run4/results_exact_families.json"
+
+
+def exact_dims_block(run: dict | None, path: str, before: dict | None, before_path: str, other: dict | None, other_path: str) -> str:
+    """exact over dims (rows and columns) against auto, per dtype, shape and family, from the
+    dims-only run of bench_exact_families.py; beside the full benchmark's earlier dims figures
+    (`before`: gradient data, graph) and another machine's run of an earlier build (`other`)."""
+    if run is None:
+        return f"(no result file yet: `{path}`)"
+    env = run["env"]
+
+    def key(d):
+        return d["dtype"], tuple(d["shape"]), d["dim"], d.get("data", "gradient")
+
+    old = {key(d): d["graph_us"]["exact"] / d["graph_us"]["auto"] for d in (before or {}).get("dims", [])}
+    oth = {key(d): d["graph_us"]["exact"] / d["graph_us"]["auto"] for d in (other or {}).get("dims", [])}
+    lines = [para(f"{env.get('gpu', '?')}, {env.get('date', '?')}, torch {env.get('torch', '?')}; read ceiling "
+                  f"{env['read_ceiling']['gbps'] / 1e3:.2f} TB/s. exact / auto over dims, graph (eager), same process; "
+                  f"generated from `{path}`. Before: the same shape's exact / auto (graph, gradient data) in `{before_path}` "
+                  f"({(before or {}).get('env', {}).get('date', '?')}, the rows' checked path and the columns' copy). "
+                  f"{(other or {}).get('env', {}).get('gpu', '?')}: an earlier build of this session (the short rows' "
+                  f"float64-pair end) in `{other_path}`."), "",
+             "| dtype | shape | dim | data | path | exact us | auto us | exact / auto | before | H100, earlier build |",
+             "|---|---|---|---|---|---:|---:|---:|---:|---:|"]
+    met = 0
+    for d in run["dims"]:
+        g, e = d["graph_us"], d.get("eager_us") or d["graph_us"]
+        k = key(d)
+        rows = d["dim"] in (1, -1)
+        n = d["shape"][1] if rows else d["shape"][0]
+        path_name = ("columns" if not rows else "warp a row" if n < 2**14
+                     else "counted runs" if d["dtype"] == "float16" else "binned")
+        r, re_ = g["exact"] / g["auto"], e["exact"] / e["auto"]
+        met += (r <= 1.15) + (re_ <= 1.15)
+        lines.append(f"| {d['dtype']} | {tuple(d['shape'])} | {d['dim']} | {d.get('data', 'gradient')} | {path_name} | "
+                     f"{g['exact']:.1f} | {g['auto']:.1f} | {r:.2f} ({re_:.2f}) | "
+                     f"{f'{old[k]:.2f}' if k in old else '—'} | {f'{oth[k]:.2f}' if k in oth else '—'} |")
+    lines += ["", para(f"Within the issue's 1.15x auto: {met} of {2 * len(run['dims'])} (graph and eager).")]
+    return "\n".join(lines)
+
+
 def _bench_script(name: str):
     """A module of benchmarks/ (a script beside this one), imported by name."""
     import importlib
@@ -677,6 +719,8 @@ def blocks(root: str = ROOT) -> dict[str, str]:
         "sweep": sweep_block(load(SWEEP), load(SWEEP_BEFORE), load(SWEEP_CPU), load(SWEEP_CPU_BEFORE), load(SWEEP_LATER),
                              load(SWEEP_LATER_BEFORE)),
         "misaligned": misaligned_block(load(MISALIGNED), MISALIGNED),
+        "exact_dims": exact_dims_block(load(EXACT_DIMS), EXACT_DIMS, load(EXACT_FAMILIES), EXACT_FAMILIES, load(EXACT_DIMS_H100),
+                                       EXACT_DIMS_H100),
     }
 
 

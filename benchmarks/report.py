@@ -393,7 +393,8 @@ EXACT = f"{RESULTS_DIR}/results_exact.json"
 EXACT_FAULTS = (f"{RESULTS_DIR}/faults_exact.json", f"{RESULTS_DIR}/faults_exact_2.json", f"{RESULTS_DIR}/faults_exact_3.json",
                 f"{RESULTS_DIR}/faults_s36/run6/faults.json", f"{RESULTS_DIR}/faults_s36/run7/faults.json",
                 "benchmarks/results/h100/s39_validation/faults_run2/faults.json",
-                "benchmarks/results/h100/s39_validation/faults_run3/faults.json")
+                "benchmarks/results/h100/s39_validation/faults_run3/faults.json",
+                "benchmarks/results/h200/exact_s42/faults/faults.json")
 
 
 # ops: every other torch reduction on the engine (bench_ops.py), and its planted-fault campaigns

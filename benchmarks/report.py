@@ -413,7 +413,8 @@ OPS_FAULTS = (f"{RESULTS_DIR}/faults_ops.json", f"{RESULTS_DIR}/faults_ops_2.jso
               "benchmarks/results/h100/s39_columns/faults_run6/faults.json",
               "benchmarks/results/h100/s41_validation/run3_faults/faults/faults.json", "benchmarks/results/cpu/faults_s40/faults.json",
               "benchmarks/results/cpu/faults_s41/faults.json",
-              "benchmarks/results/cpu/faults_s41_tiletree/faults.json")
+              "benchmarks/results/cpu/faults_s41_tiletree/faults.json",
+              "benchmarks/results/cpu/faults_s42/faults.json")
 
 
 def bench_block(bench, path: str, what: str, run: dict | None, campaigns: list[tuple[str, dict | None]]) -> str:

@@ -277,7 +277,9 @@ sys.path.insert(0, sys.argv[1])
 from test_invariants import _all_ops, ALL_DTYPES
 out = {}
 for dt in ALL_DTYPES:
-    for shape, dim in [((5, 70001), 1), ((70001, 5), 0), ((131077,), None), ((3, 33, 17), 1), ((2, 3, 65539), (0, 2))]:
+    # (37, 45) and (19, 64): rows of fewer than 8 whole lanes, 8 rows a block (and rows left over)
+    for shape, dim in [((5, 70001), 1), ((70001, 5), 0), ((131077,), None), ((3, 33, 17), 1), ((2, 3, 65539), (0, 2)), ((37, 45), 1),
+                       ((19, 64), 1)]:
         g = torch.Generator().manual_seed(7)
         x = torch.randn(shape, generator=g, dtype=torch.float64) * 3 + 0.5
         x = (x > 0) if dt == torch.bool else (x * 1e3).to(dt) if not dt.is_floating_point else x.to(dt)

@@ -319,10 +319,11 @@ RK_OPS_AVX2 inline void transpose4(__m256d r[4]) {
   r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
 }
 
-// NB blocks of kJoint whole lanes at b (NB * kJoint lanes of G values) into out[NB * kJoint]: the
-// blocks' chains of dependent steps are independent, so their latencies can overlap.
+// NB blocks of kJoint whole lanes at b (NB * kJoint lanes of G values, lane i at b + i * ls) into
+// out[NB * kJoint]: the blocks' chains of dependent steps are independent, so their latencies can
+// overlap. ls is G for a row's adjacent lanes, or a row's length for the same lane of kJoint rows.
 template <int NB, class In, class Op>
-RK_OPS_AVX2 inline void blocks(const In* b, typename Op::Acc* out) {
+RK_OPS_AVX2 inline void blocks(const In* b, typename Op::Acc* out, int64_t ls = 64 / sizeof(In)) {
   constexpr int64_t G = 64 / sizeof(In);
   using A = typename Op::Acc;
   using F = Form<Op>;
@@ -336,7 +337,7 @@ RK_OPS_AVX2 inline void blocks(const In* b, typename Op::Acc* out) {
     for (int h = 0; h < H; ++h) {
       __m256 r[NB][8];
       for (int q = 0; q < NB; ++q) {
-        for (int j = 0; j < 8; ++j) r[q][j] = load8(b + (q * 8 + j) * G + 8 * h);
+        for (int j = 0; j < 8; ++j) r[q][j] = load8(b + (q * 8 + j) * ls + 8 * h);
         transpose8(r[q]);
       }
       for (int k = 0; k < 8; ++k)
@@ -350,7 +351,7 @@ RK_OPS_AVX2 inline void blocks(const In* b, typename Op::Acc* out) {
     for (int h = 0; h < 2; ++h) {
       __m256 r[NB][8];
       for (int q = 0; q < NB; ++q) {
-        for (int j = 0; j < 8; ++j) r[q][j] = _mm256_loadu_ps(reinterpret_cast<const float*>(b) + (q * 8 + j) * G + 8 * h);
+        for (int j = 0; j < 8; ++j) r[q][j] = _mm256_loadu_ps(reinterpret_cast<const float*>(b) + (q * 8 + j) * ls + 8 * h);
         transpose8(r[q]);
       }
       for (int k = 0; k < 8; ++k)
@@ -371,8 +372,8 @@ RK_OPS_AVX2 inline void blocks(const In* b, typename Op::Acc* out) {
       __m256d a[NB][4], c[NB][4];
       for (int q = 0; q < NB; ++q) {
         for (int j = 0; j < 4; ++j) {
-          a[q][j] = _mm256_loadu_pd(reinterpret_cast<const double*>(b) + (q * 8 + j) * G + 4 * h);
-          c[q][j] = _mm256_loadu_pd(reinterpret_cast<const double*>(b) + (q * 8 + j + 4) * G + 4 * h);
+          a[q][j] = _mm256_loadu_pd(reinterpret_cast<const double*>(b) + (q * 8 + j) * ls + 4 * h);
+          c[q][j] = _mm256_loadu_pd(reinterpret_cast<const double*>(b) + (q * 8 + j + 4) * ls + 4 * h);
         }
         transpose4(a[q]);
         transpose4(c[q]);
@@ -1114,7 +1115,32 @@ void run(const OpDesc& d) {
   }
   if (d.kind == StepKind::Rows) {
     parallel_tasks(d.outer, R, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
+      int64_t r = r0;
+#if RK_OPS_AVX2_LANES
+      // Rows of fewer than kJoint whole lanes (which a row's joint lanes need): lane l of kJoint
+      // rows as one block, the rows a row's length apart, each result pushed into its row's tree
+      // in lane order, so every row's tree and bits are the same. Scalar lanes, one dependent
+      // chain at a time, held vector_norm of (5165, 69) at 0.23x torch (issue 21's CPU sweep).
+      if constexpr (!Op::kBatched && vec::kVecLanes<In, Op> && !vec::kExtremum<In, Op> && !vec::kArgRun<In, Op> &&
+                    !vec::kLseLanes<In, Op>) {
+        const int64_t whole = R / G;
+        if (whole >= 1 && whole < kJoint && cpu_avx2()) {
+          alignas(32) Acc out[kJoint];
+          for (; r + kJoint <= r1; r += kJoint) {
+            TreeStack<Op> st[kJoint];
+            for (int64_t l = 0; l < whole - (RK_FAULT_IS(CpuRowsJointLane) ? 1 : 0); ++l) {  // planted: each row's last whole lane lost
+              vec::blocks<1, In, Op>(x + r * R + l * G, out, R);
+              for (int64_t q = 0; q < kJoint; ++q) st[q].push(out[q]);
+            }
+            for (int64_t q = 0; q < kJoint; ++q) {  // the partial lane, if any
+              lanes<In, Op>(x + (r + q) * R, 1, R, whole, lanes_n, st[q], d.params);
+              store<Op, Out0, Out1>(d, r + q, st[q].result());
+            }
+          }
+        }
+      }
+#endif
+      for (; r < r1; ++r) {
         TreeStack<Op> st;
         lanes<In, Op>(x + r * R, 1, R, 0, lanes_n, st, d.params);
         store<Op, Out0, Out1>(d, r, st.result());

@@ -329,7 +329,7 @@ def test_short_rows(dtype):
     bfloat16 and float16 take a warp a row (exact.cu's warp_rows_kernel) from 64 values
     (kExactWarpRowsMinValues), float64 and shorter rows the checked path. Every family, lengths
     around the edges (63, 64, 65, 1000, 4097, 16383: odd lengths put rows' heads and tails in
-    scalars), 2 to 1000 rows (a warp taking several rows in turn), the rows of a strided view, inf
+    scalars), 2 to 5000 rows (5000: a warp takes several rows in turn), a strided view's rows, inf
     and NaN in some rows: the CPU's bits, the block path's bits (forced: one block a row), a few
     rows against the exact rational sum; float16's exact_partial words: the CPU's."""
     inf, nan = float("inf"), float("nan")
@@ -396,9 +396,10 @@ def test_binned_ends_rounding(dtype):
 
 
 # (shape, dim, layout): reduced dims that merge into one strided run, read in place on CUDA by the
-# columns paths. Kept extents of 3 and 37 (a block takes whole rows), 200 and 4101 (tiles of 32
-# columns a block for float32, whole rows for 16-bit dtypes; 4101: tiles, the last one partial), a batch (outer 3), and layouts that merge so: a transposed view,
-# channels_last over (0, 2, 3), and two reduced dims in a row. Extents leave threads a partial group
+# columns paths. Kept extents of 3 and 37 (a block takes whole rows), 200 (tiles of 32 columns for
+# float32, whole rows for 16-bit dtypes) and 4101 (tiles, the last one partial), a batch (outer 3),
+# and layouts that merge so: a transposed view, channels_last over (0, 2, 3), and two reduced dims in
+# a row. Extents leave threads a partial group
 # of loads (8 or 16 rows), and the long one takes several splits of the extent by the rule.
 COLUMN_CASES = [((4099, 3), 0, "contiguous"), ((1031, 37), 0, "contiguous"), ((517, 200), 0, "contiguous"),
                 ((300, 4101), 0, "contiguous"), ((3, 1500, 70), 1, "contiguous"), ((37, 901), 1, "transposed"),
@@ -419,10 +420,11 @@ def column_input(shape, layout, family, dtype):
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 def test_columns_in_place(dtype):
     """Columns (the reduced dims one strided run) on CUDA: float32, bfloat16 and float16 read in
-    place (exact.cu's columns paths: bins or counted runs per thread, a block's count words per
-    output and split, a second launch rounding), float64 copied into rows. Every family, every case
-    of COLUMN_CASES, the rule's splits of the extent and forced ones (1, 2, 7): the CPU's bits
-    (correctly rounded, so the same), a few outputs against the exact rational sum, dense results."""
+    place (exact.cu's columns paths: bins or counted runs per thread, each block's counts added into
+    its outputs' words, a second launch rounding), float64 copied into rows. Every family, every
+    case of COLUMN_CASES, the rule's splits of the extent and forced ones (1, 2, 7): the CPU's bits
+    (correctly rounded, so the same), dense results, and three outputs of the last case against the
+    exact rational sum."""
     for family in FAMILIES:
         for shape, dim, layout in COLUMN_CASES:
             x = column_input(shape, layout, family, dtype)

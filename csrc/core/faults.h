@@ -51,7 +51,7 @@ namespace rk {
   X(ExactHalfSpecial, "exact_half_special", "exact CUDA float16: a vector's inf/NaN test is skipped (a special reads as a finite value)") \
   X(ColumnsPackedBatch, "columns_packed_batch", "columns kernel, several batches per block: each pair of packed batches reads the other's rows") \
   X(ExactChunkSpecial, "exact_chunk_special", "exact CUDA chunked path (float64): a sweep's inf/NaN test is skipped (a special reads as a finite value)") \
-  X(ExactBinCap, "exact_bin_cap", "exact CUDA value-independent paths: the grid ignores the per-thread (bfloat16 bins) and per-block (float16 counts) value caps") \
+  X(ExactBinCap, "exact_bin_cap", "exact CUDA value-independent paths: the grid (rows: blocks per row; columns: splits of the extent) ignores the per-thread (bfloat16 bins) and per-block (float16 counts) value caps") \
   X(ExactKeepWords, "exact_keep_words", "exact CUDA value-independent paths: the row's last block leaves the accumulator words it read (not zeroed for the next launch)") \
   X(CpuOpsJointHalf, "cpu_ops_joint_half", "CPU operators' AVX2 joint lanes (mean, amax, amin, vector_norm of float rows): each lane's second half of values is not entered") \
   X(CpuOpsExtremumNan, "cpu_ops_extremum_nan", "CPU amax/amin/vector_norm(+-inf) rows of float32/float64 in AVX2: a NaN met in the vector loop is forgotten") \

@@ -611,10 +611,6 @@ struct Layout : Bins<In> {
   using Bin = typename B::Bin;
   static_assert(B::kWidth * B::kBins == 256, "the bins cover the 8-bit exponent");
   static constexpr int kWords = B::kBins + exact::kSpecials;  // unit counts, then NaN/+inf/-inf counts
-  // 2^(W b + kUnit0): the unit of bin b's counts.
-  static __device__ __forceinline__ double unit(int b) {
-    return __longlong_as_double(static_cast<long long>(1023 + B::kWidth * b + B::kUnit0) << 52);
-  }
   // A value's bin, from its float32 bits (the sign bit is masked off).
   static __device__ __forceinline__ int bin(uint32_t w) {
     const int b = B::bin_of(w) & (B::kBins - 1);
@@ -716,7 +712,7 @@ __device__ __forceinline__ void warp_round_limbs(long long* s_limbs, Format f, c
   store_bits(p.out, p.o, row, bits);
 }
 
-// The end of a binned row (a warp, lane 0 writing): its exact sum is sum_b s_acc[b] * unit(b) or a
+// The end of a binned row (a warp, lane 0 writing): its exact sum is sum_b s_acc[b] * 2^(W b + kUnit0) or a
 // special (s_acc: kWords counts; s_limbs: kSingleFmt's limbs, zero, in shared memory). Lane l adds
 // bins l and l + 32 into the limbs, and the warp rounds them (warp_round_limbs): the same work
 // whatever the data. (Until session 42 the counts were first merged as float64 pairs with Acc1's

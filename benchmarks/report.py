@@ -514,8 +514,9 @@ MISALIGNED = "benchmarks/results/h200/misaligned/results_misaligned.json"
 SWEEP = "benchmarks/results/h200/sweep/sweep_cuda.json"
 SWEEP_BEFORE = "benchmarks/results/h200/sweep_a31b004/sweep_cuda.json"
 SWEEP_LATER = "benchmarks/results/h100/sweep/sweep_cuda.json"  # later code, measured only on an H100
-SWEEP_LATER_BEFORE = "benchmarks/results/h100/sweep_before_s40/sweep_cuda.json"  # an H100 before the gather step (session 39's code)
-SWEEP_LATER_BEFORE_WHAT = "before reductions over several dims took one pass (the gather step) and one order"
+SWEEP_LATER_BEFORE = "benchmarks/results/h100/sweep_before_s43/sweep_cuda.json"  # the same H100 earlier in session 43 (session 42's code)
+SWEEP_LATER_BEFORE_WHAT = ("before the columns kernel lost its fixed costs and one column a thread took more lanes "
+                           "(session 43, the same session and card type)")
 SWEEP_CPU = "benchmarks/results/cpu/sweep_cpu.json"
 SWEEP_CPU_BEFORE = "benchmarks/results/cpu/sweep_cpu_before_s38/sweep_cpu.json"  # before the operators' vector rows (session 38)
 

@@ -91,7 +91,8 @@ inline int lanes_per_thread(const LanesTuning (&table)[N], int elem_bytes) {
 // The engine's columns kernel (csrc/cuda/engine/reduce.cuh; its shape rule, columns_shape, is in
 // csrc/cuda/engine/shapes.cu), by shape class: element size. (The
 // lane structure has no free parameter; a column's length and width set the block shape by rule.)
-// `lanes_per_thread`: lanes of 64 bytes of rows one thread sums, capped by the work available.
+// `lanes_per_thread`: lanes of 64 bytes of rows one thread sums, capped by the work available, where
+// a thread reads 16-byte vectors (one column a thread: kColumnsScalarTable's scalar_lanes).
 // Measured with benchmarks/tune_dims.py, interleaved graph timing, cold L2, 16-load kernel
 // (benchmarks/results/h200/tune_dims_3.json): us for 1 lane against 4 per thread.
 inline constexpr LanesTuning kDimsColumnsTable[] = {
@@ -179,42 +180,71 @@ inline constexpr int kColumnsCoarsenThreadsPerSm = 512;
 inline constexpr int kColumnsSpreadBlocksPerSm = 2;
 
 // The columns kernel reads one column a thread (reduce.cuh's ColumnLoads::Scalar) where its 16-byte
-// vectors would give fewer threads an SM than the first matching row's threshold (vector_threads:
-// columns / (16 / elem) x lanes of 64 bytes x batches); a row for the batched operators (Welford and
-// logsumexp, whose 16-bit vector forms spill) comes before the row for every operator. Measured with
-// benchmarks/tune_columns.py on the 491 single-columns-step cases of the sweep's draws (seeds 21-24),
-// graph time, cold L2, on an H100 (the device tool gave no H200; the crossing is in threads an SM):
-// every threshold of 0, 64, ..., 32768 and never was tried for each class, and the one with the least
-// summed log-regret against the faster form kept (regret geometric mean 1.019 over all cases, worst
-// 2.24x: bfloat16 vector_norm, which takes vectors where sum, mean and count_nonzero need them).
-// Against torch in the same run: vectors alone 56% of the cases at or above torch, geometric mean
-// 1.32, worst 0.12; this table 74%, 1.95, worst 0.30; the faster form each time 75%, 1.99
-// (benchmarks/results/h100/tune_columns/).
+// vectors would give fewer threads an SM than the row's threshold (vector_threads: columns /
+// (16 / elem) x lanes of 64 bytes x batches), and then `scalar_lanes` lanes of 64 bytes a thread
+// (capped, as the vectors' lanes are, so that every SM keeps kColumnsCoarsenThreadsPerSm threads of
+// work). One row per (element size, alignment, batched operator: Welford, logsumexp, argmax),
+// every combination present (checked below). Measured in session 43 with benchmarks/columns_lab on
+// the 487 single-columns-step cases of the sweep's draws (seeds 21-24, benchmarks/columns_lab/
+// sweep_cases.txt), H100, events, inputs rotated over 512 MiB: each case with vectors (the vector
+// lanes' rule) and with one column a thread at 1, 2 and 4 lanes; per row the lanes and threshold
+// (0, 32, 64, ..., 32768, always) of least summed log-regret against the fastest of the four
+// (benchmarks/results/h100/columns_lab_s43/sweep_cases_run4.txt). Fitted on half the cases, the
+// rule's time on the other half was 0.845x the previous rule's (0.888x from the kernel change
+// alone, 0.807x the best of the four each time). `measured`: the row's cases, this rule's time /
+// the previous build's (session 42's kernel and table), geometric mean, the same for vectors alone,
+// and the regret against the fastest of the four.
+// The previous table (session 39, benchmarks/tune_columns.py, one lane a thread) had no 1-byte
+// aligned row, no 4- or 8-byte batched rows and vectors under 16-bit batched thresholds.
 struct ColumnsScalarRow {
   int elem_bytes;
   bool aligned;
-  bool batched_only;             // the row is for Op::kBatched operators only
+  bool batched;                  // Op::kBatched operators (Welford, logsumexp, argmax)
   int64_t below_threads_per_sm;  // kAlways: every shape
-  const char* measured;          // vector/scalar time, geometric mean, by vector threads an SM
+  int scalar_lanes;              // lanes of 64 bytes a one-column thread reduces (1, 2 or 4)
+  const char* measured;          // time / the previous build's, geometric mean; vectors alone / the previous build's
 };
 inline constexpr int64_t kAlways = INT64_MAX;
 inline constexpr ColumnsScalarRow kColumnsScalarTable[] = {
-    {2, false, true, kAlways, "var_mean 1.42-6.38x in every case (26), logsumexp 1.09-4.97x (25)"},
-    {2, true, true, kAlways, "var_mean 1.31-2.48x (5 cases), logsumexp 1.82x, 0.92x, 0.83x (3)"},
-    {1, false, false, 2048, "under 256: 3.91x (16 cases); 256-1024: 1.49x (12); 1024-4096: 0.94x (10); above: 0.75x (2)"},
-    {2, false, false, 4096, "under 256: 3.31x (68); 256-1024: 1.79x (33); 1024-4096: 1.42x (28); 4096-16384: 0.96x (28)"},
-    {4, false, false, kAlways, "1.15-1.42x in every class (99 cases; worst case 0.92x)"},
-    {8, false, false, kAlways, "1.08-1.23x in every class (41 cases)"},
-    {1, true, false, 0, "0.52-0.81x (4 cases)"},
-    {2, true, false, 128, "under 256: 1.11x (17); 256-1024: 0.78x (5); above: 0.59-0.93x (18)"},
-    {4, true, false, 1024, "under 256: 1.08x (11); 256-1024: 1.14x (10); above: 0.98-1.05x (25)"},
-    {8, true, false, kAlways, "1.11-1.24x in every class (63 cases)"},
+    {1, false, false, 4096, 1, "25 cases: 0.68 (vectors alone 1.85), regret 1.031"},
+    {1, false, true, 16384, 2, "11 cases: 0.69 (vectors alone 2.00), regret 1.041"},
+    {1, true, false, 256, 1, "2 cases: 0.91 (vectors alone 0.99)"},
+    {1, true, true, 4096, 2, "2 cases: 0.90 (vectors alone 1.00)"},
+    {2, false, false, 16384, 4, "85 cases: 0.74 (vectors alone 1.59), regret 1.036"},
+    {2, false, true, 16384, 4, "73 cases: 0.78 (vectors alone 2.14), regret 1.037"},
+    {2, true, false, 128, 4, "21 cases: 0.92 (vectors alone 0.93), regret 1.042"},
+    {2, true, true, 16384, 4, "19 cases: 0.75 (vectors alone 1.03), regret 1.078"},
+    {4, false, false, 32768, 1, "66 cases: 0.90 (vectors alone 1.10), regret 1.031"},
+    {4, false, true, 32768, 4, "33 cases: 0.92 (vectors alone 1.41), regret 1.039"},
+    {4, true, false, 32768, 1, "25 cases: 0.91 (vectors alone 0.96), regret 1.029"},
+    {4, true, true, 32768, 4, "21 cases: 0.90 (vectors alone 1.03), regret 1.061"},
+    {8, false, false, kAlways, 1, "24 cases: 0.95 (vectors alone 1.01), regret 1.033"},
+    {8, false, true, kAlways, 4, "17 cases: 0.97 (vectors alone 1.16), regret 1.027"},
+    {8, true, false, kAlways, 1, "34 cases: 0.98 (vectors alone 1.09), regret 1.040"},
+    {8, true, true, 32768, 4, "29 cases: 0.94 (vectors alone 1.13), regret 1.041"},
 };
-inline bool columns_scalar(int64_t vector_threads, int elem_bytes, bool aligned, bool batched, int num_sms) {
+// Every (element size 1, 2, 4, 8; aligned; batched) has exactly one row: a row left out fails here.
+constexpr bool columns_table_complete() {
+  for (int e = 1; e <= 8; e *= 2)
+    for (int a = 0; a < 2; ++a)
+      for (int b = 0; b < 2; ++b) {
+        int n = 0;
+        for (const ColumnsScalarRow& r : kColumnsScalarTable) n += r.elem_bytes == e && r.aligned == (a == 1) && r.batched == (b == 1);
+        if (n != 1) return false;
+      }
+  return true;
+}
+static_assert(columns_table_complete(), "kColumnsScalarTable needs one row per (element size, aligned, batched)");
+// The row of a shape class; nullptr for element sizes not in the table (complex128's 16 bytes: one
+// column a vector already), which keep vectors.
+inline const ColumnsScalarRow* columns_row(int elem_bytes, bool aligned, bool batched) {
   for (const ColumnsScalarRow& r : kColumnsScalarTable)
-    if (r.elem_bytes == elem_bytes && r.aligned == aligned && (batched || !r.batched_only))
-      return r.below_threads_per_sm == kAlways || vector_threads < r.below_threads_per_sm * num_sms;
-  return false;
+    if (r.elem_bytes == elem_bytes && r.aligned == aligned && r.batched == batched) return &r;
+  return nullptr;
+}
+inline bool columns_scalar(int64_t vector_threads, int elem_bytes, bool aligned, bool batched, int num_sms) {
+  const ColumnsScalarRow* r = columns_row(elem_bytes, aligned, batched);
+  return r && (r->below_threads_per_sm == kAlways || vector_threads < r->below_threads_per_sm * num_sms);
 }
 
 }  // namespace rk

@@ -633,6 +633,9 @@ __global__ void __launch_bounds__(kThreads, kFused ? 1 : kRowsMinBlocks<In, Op, 
   if constexpr (kFused) finish_in_last_block<Op>(partials, nseg, fused, out, prm, smem);  // K == 1, fused.counter set
 }
 
+// n / d.d by the Divider's multiply-high (engine/plan.h): n < 2^31.
+__device__ __forceinline__ uint32_t div_by(const Divider& d, uint32_t n) { return (__umulhi(n, d.magic) + n) >> d.shift; }
+
 // Gather (engine/plan.h): the element offset of index i (< 2^31) of a row-major box of n dims
 // (sizes as Dividers, strides; the innermost last), and (inner) i's digit in the innermost dim.
 __device__ __forceinline__ int64_t gather_offset(const Divider* size, const int64_t* stride, int n, uint32_t i, uint32_t* inner) {
@@ -640,7 +643,7 @@ __device__ __forceinline__ int64_t gather_offset(const Divider* size, const int6
 #pragma unroll
   for (int d = kGatherDims - 1; d >= 0; --d) {
     if (d < n) {
-      const uint32_t q = (__umulhi(i, size[d].magic) + i) >> size[d].shift;
+      const uint32_t q = div_by(size[d], i);
       const uint32_t r = i - q * size[d].d;
       off += static_cast<int64_t>(r) * stride[d];
       if (d == n - 1) *inner = r;
@@ -751,11 +754,18 @@ __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[kColumnWidth
     if constexpr (L == ColumnLoads::Scalar) {
       (void)whole;
       (void)inside;
+      // Row addresses step by the row stride (a 64-bit add a row, not a 64-bit multiply and shifts:
+      // 1.3-1.5x less time on 2-byte columns, benchmarks/columns_lab, H100, session 43), and a
+      // whole batch's loads take no predicates.
+      const In* q = p + b0 * C;
+      // planted: a batch's last row is read as its first again
+      const auto at = [&](int u, const In* r) { return RK_FAULT_IS(ColumnsScalarRow) && u == kBatch - 1 ? p + b0 * C : r; };
+      if (b0 + kBatch <= rows) {
 #pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        // planted: a batch's last row is read as its first again
-        const int64_t row = RK_FAULT_IS(ColumnsScalarRow) && u == kBatch - 1 ? b0 : b0 + u;
-        v[u] = b0 + u < rows ? ld1(p + row * C) : In{};
+        for (int u = 0; u < kBatch; ++u, q += C) v[u] = ld1(at(u, q));
+      } else {
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u, q += C) v[u] = b0 + u < rows ? ld1(at(u, q)) : In{};
       }
     } else if (whole && L == ColumnLoads::Vectors) {
 #pragma unroll
@@ -830,8 +840,8 @@ __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[kColumnWidth
 // copy with the reduced dims last, in the same order.
 template <class In, class Op, class Out0, class Out1, ColumnLoads L, bool kGather = false>
 __global__ void __launch_bounds__(kThreads, 2)
-    columns_kernel(const In* __restrict__ x, int64_t B, int64_t R, int64_t C, int TX, int TY, int TB, int LPT, int64_t tiles_x,
-                   int64_t tiles_y, Outs<Out0, Out1> out, typename Op::Acc* __restrict__ partials, red::Params prm, Gather g,
+    columns_kernel(const In* __restrict__ x, int64_t B, int64_t R, int64_t C, int TX, int TY, int TB, int LPT, Divider tiles_x,
+                   Divider tiles_y, Outs<Out0, Out1> out, typename Op::Acc* __restrict__ partials, red::Params prm, Gather g,
                    int64_t span) {
   static_assert(!kGather || (LaneCutFree<Op>::value && !Op::kBatched), "a gathered column lane is read in pieces");
   using Acc = typename Op::Acc;
@@ -840,15 +850,18 @@ __global__ void __launch_bounds__(kThreads, 2)
   constexpr int KC = V < static_cast<int>(128 / sizeof(Acc)) ? V : static_cast<int>(128 / sizeof(Acc) > 0 ? 128 / sizeof(Acc) : 1);
   __shared__ Acc smem[kThreads * KC];
   grid_dependency_wait();
-  // The block index keeps its int64 divisions here: their 32-bit form changed ptxas's schedule of
-  // the kernel below into 776 bytes of spills (3.4x slower columns, H200; the division is once per
-  // thread next to up to 16 x LPT row loads).
+  // The block's place by multiply-high divisions (Divider: the grid has fewer than 2^31 blocks).
+  // Its int64 divisions, two calls of a long subroutine a thread, were much of a short lane's
+  // instructions (argmax bfloat16 (69, 10, 97900) over dim 1, 10 rows a thread: about 970 issued a
+  // warp, the SMs' issue 77% busy, DRAM 17%; ncu, H100, session 43), and plain 32-bit divisions
+  // moved ptxas's schedule into spills (3.4x slower columns, H200, an earlier session; 3x again in
+  // session 43's lab, benchmarks/columns_lab, H100). The thread's place by shifts instead of its
+  // divisions cost the 4-byte scalar lanes 5-15% there (ptxas again): kept as divisions.
   const int tx = threadIdx.x % TX, ty = threadIdx.x / TX % TY, tb = threadIdx.x / (TX * TY);
-  int64_t bid = blockIdx.x;
-  const int64_t tile_x = bid % tiles_x;
-  bid /= tiles_x;
-  const int64_t tile_y = bid % tiles_y;
-  const int64_t b = bid / tiles_y * TB + tb;
+  // planted: the batch divided out by the column tiles' divider
+  const uint32_t bid = blockIdx.x, q1 = div_by(tiles_x, bid), q2 = div_by(RK_FAULT_IS(ColumnsTileDivider) ? tiles_x : tiles_y, q1);
+  const int64_t tile_x = bid - q1 * tiles_x.d, tile_y = q1 - q2 * tiles_y.d;
+  const int64_t b = static_cast<int64_t>(q2) * TB + tb;
   const int64_t c0 = (tile_x * TX + tx) * V;
   const int64_t lane0 = (tile_y * TY + ty) * LPT;
   // The thread's columns: `cols` of them (0 past C or past the last batch), read from `base`.
@@ -929,10 +942,10 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
     for (int k = 0; k < V; ++k) {
       if (k < n) {
-        if (tiles_y == 1) {
+        if (tiles_y.d == 1) {
           store<Op>(out, b * C + c0 + k, acc[k], prm);
         } else {
-          st_acc(partials + (b * C + c0 + k) * tiles_y + tile_y, acc[k]);
+          st_acc(partials + (b * C + c0 + k) * tiles_y.d + tile_y, acc[k]);
         }
       }
     }
@@ -1044,8 +1057,8 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
     constexpr bool kG = decltype(gathered)::value;
     const dim3 cblock(static_cast<unsigned>(s.TX * s.TY * s.TB));
     auto go = [&](auto kernel) {
-      return launch_maybe_pdl(kernel, grid, cblock, stream, pdl, x, outer, extent, inner, s.TX, s.TY, s.TB, s.LPT, s.tiles_x,
-                              s.tiles_y, out, partials, prm, gather, span);
+      return launch_maybe_pdl(kernel, grid, cblock, stream, pdl, x, outer, extent, inner, s.TX, s.TY, s.TB, s.LPT,
+                              Divider::of(static_cast<uint32_t>(s.tiles_x)), Divider::of(static_cast<uint32_t>(s.tiles_y)), out, partials, prm, gather, span);
     };
     switch (s.loads) {  // every form named: a new one fails to compile here (-Werror=switch, setup.py)
       case ColumnLoads::Vectors: return go(columns_kernel<In, Op, Out0, Out1, ColumnLoads::Vectors, kG>);

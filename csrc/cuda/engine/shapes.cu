@@ -50,13 +50,16 @@ Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, bool aligned, boo
   const int64_t cv = (C + V - 1) / V;
   // A row segment of 128 contiguous bytes (8 threads of vectors; a warp of scalar threads reads
   // min(32 x elem, 128) bytes) and the rest of the block stacks lane groups (up to 32; when there
-  // are fewer the block widens across columns). A thread takes the tuning table's lanes
-  // (csrc/tuning/tuning.h, by element size), capped so that every SM still has
+  // are fewer the block widens across columns). A thread takes the tuning tables' lanes
+  // (csrc/tuning/tuning.h: kDimsColumnsTable by element size for vectors, kColumnsScalarTable's
+  // scalar_lanes for one column a thread), capped so that every SM still has
   // kColumnsCoarsenThreadsPerSm threads of work.
   {
     const int64_t wave = static_cast<int64_t>(std::max(num_sms, 1)) * kColumnsCoarsenThreadsPerSm;
     const int64_t cap = ceil_pow2(std::max<int64_t>(1, cv * lanes * B / wave));
-    s.LPT = static_cast<int>(std::min<int64_t>(dims_columns_lanes_per_thread(elem), cap));
+    const ColumnsScalarRow* row = columns_row(elem, aligned, batched);
+    const int lpt = V == 1 && row ? row->scalar_lanes : dims_columns_lanes_per_thread(elem);
+    s.LPT = static_cast<int>(std::min<int64_t>(lpt, cap));
     if (o.columns_lanes > 0) s.LPT = o.columns_lanes;
     const int64_t groups = (lanes + s.LPT - 1) / s.LPT;
     const int seg = V == 1 ? std::min(32, 128 / elem) : 8;

@@ -264,7 +264,8 @@ def test_columns_launch_shapes_keep_the_bits(op, dtype):
     count that is not a power of two, wide columns of a misaligned row stride with lanes cut short
     (R = 300: 9 lanes of 32 bfloat16 rows, the last of 12), and aligned rows (C = 32 and 1024), so
     that the 16-byte vector form runs too; element sizes 1, 2, 4 and 8 (their lanes and batches
-    differ: argmax takes 32 rows a batch in one column, 8 in vectors)."""
+    differ: argmax takes 32 rows a batch in one column, 8 in vectors); R = 9 and 41, whose last
+    batch of 9 rows one column a thread reads as a short batch of 16."""
     if dtype in (torch.int32, torch.int8) and op in ("mean", "var_mean", "logsumexp"):
         pytest.skip("float-only operator")
     # count_nonzero on values rounded beforehand: rounding inside the call would copy the input
@@ -278,7 +279,7 @@ def test_columns_launch_shapes_keep_the_bits(op, dtype):
     cases = [(base[:3001 * 11 * 5].view(3001, 11, 5), 1), (base[1:1 + 3001 * 11 * 5].view(3001, 11, 5), 1),
              (base[:257 * 37 * 3].view(257, 37, 3), 1), (base[:40 * 70 * 19].view(40, 70, 19), 1), (base[:9 * 300 * 2].view(9, 300, 2), 1),
              (base[:1000 * 3].view(1000, 3), 0), (base[3:3 + 300 * 517].view(300, 517), 0), (base[:600 * 32].view(600, 32), 0),
-             (base[:64 * 1024].view(64, 1024), 0)]
+             (base[:64 * 1024].view(64, 1024), 0), (base[:500 * 9 * 7].view(500, 9, 7), 1), (base[:67 * 41 * 33].view(67, 41, 33), 1)]
     shapes = ((0, 0, 0), (0, 0, 1), (0, 0, 2), (0, 0, 16), (1, 1, 0), (0, 2, 4), (2, 1, 256), (32, 2, 0))
     try:
         for x, d in cases:

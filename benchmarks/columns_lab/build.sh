@@ -3,6 +3,7 @@
 # bin/lab_old from OLD_REV's (default HEAD). Compiles here (no GPU needed), about a minute:
 #   bash benchmarks/columns_lab/build.sh [OLD_REV]       # LAB_TREES="name=DIR ...": more builds
 #   (device) bash benchmarks/columns_lab/run.sh    # carry benchmarks/columns_lab/bin; LAB_BINS, LAB_CASES, LAB_REPS, LAB_VARIANTS
+#   (device) NCU_CASES="op dtype B R C;..." bash benchmarks/columns_lab/ncu_lab.sh   # Nsight Compute on lab_new
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"

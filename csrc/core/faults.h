@@ -58,6 +58,7 @@ namespace rk {
   X(CpuOpsExtremumZero, "cpu_ops_extremum_zero", "CPU amax/amin rows of float32/float64 in AVX2: a zero result keeps the vector max's zero, not the first zero's sign") \
   X(ColumnsCutBatch, "columns_cut_batch", "columns kernel, lanes read 8 rows at a time (misaligned, or wide accumulators): a whole batch of 8 loses its last row") \
   X(ColumnsScalarRow, "columns_scalar_row", "columns kernel, one column a thread: a batch's last row is read as its first row again") \
+  X(ColumnsShortBatch, "columns_short_batch", "columns kernel, one column a thread: a last batch of 9 rows is read as a batch of 8 (its last row lost)") \
   X(ColumnsTileDivider, "columns_tile_divider", "columns kernel, the block's place: its batch is divided out of the tile index by the column tiles' divider, not the lane tiles'") \
   X(CpuExpLibm, "cpu_exp_libm", "CPU logsumexp: the scalar exponential is glibc's expf, not the polynomial the AVX2 lanes compute") \
   X(GatherCarry, "gather_carry", "CUDA gather step, rows form (several reduced dims, no copy): a lane that crosses into the next run of the innermost reduced dim reads one value past its run first") \

@@ -745,78 +745,104 @@ __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[kColumnWidth
 #pragma unroll
     for (int k = 0; k < V; ++k) acc[k] = Op::identity();
   }
-  // A batch's values: kBatch rows of V columns, as 16-byte vectors or (Scalar) as elements.
-  using Row = std::conditional_t<L == ColumnLoads::Scalar, In, uint4>;
-  const bool whole = cols == V;
-#pragma unroll 1
-  for (int b0 = 0; b0 < rows; b0 += kBatch) {
-    Row v[kBatch];
-    if constexpr (L == ColumnLoads::Scalar) {
-      (void)whole;
-      (void)inside;
-      // Row addresses step by the row stride (a 64-bit add a row, not a 64-bit multiply and shifts:
-      // 1.3-1.5x less time on 2-byte columns, benchmarks/columns_lab, H100, session 43), and a
-      // whole batch's loads take no predicates.
-      const In* q = p + b0 * C;
-      // planted: a batch's last row is read as its first again
-      const auto at = [&](int u, const In* r) { return RK_FAULT_IS(ColumnsScalarRow) && u == kBatch - 1 ? p + b0 * C : r; };
-      if (b0 + kBatch <= rows) {
-#pragma unroll
-        for (int u = 0; u < kBatch; ++u, q += C) v[u] = ld1(at(u, q));
-      } else {
-#pragma unroll
-        for (int u = 0; u < kBatch; ++u, q += C) v[u] = b0 + u < rows ? ld1(at(u, q)) : In{};
-      }
-    } else if (whole && L == ColumnLoads::Vectors) {
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u)
-        if (b0 + u < rows) v[u] = __ldg(reinterpret_cast<const uint4*>(p + (b0 + u) * C));
-    } else if (whole && inside) {
-      // Branch-free, so that ptxas can issue the batch's loads before it realigns any: every row
-      // takes two granules (the second is the first again where the row's vector is aligned).
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        const uintptr_t a = reinterpret_cast<uintptr_t>(p + (b0 + u) * C);
-        const int off = RK_FAULT_IS(ColumnsMisalignedVectors) ? 0 : static_cast<int>(a & 15);  // planted: the granule below
-        const uint4* g = reinterpret_cast<const uint4*>(a & ~uintptr_t{15});
-        uint4 lo = make_uint4(0, 0, 0, 0), hi = lo;
-        if (b0 + u < rows) {
-          lo = __ldg(g);
-          hi = __ldg(g + (off != 0));
-        }
-        v[u] = realign16<In>(lo, hi, off);
-      }
-    } else {
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        v[u] = make_uint4(0, 0, 0, 0);
-        In* e = reinterpret_cast<In*>(&v[u]);
-        if (b0 + u < rows) {
-#pragma unroll
-          for (int k = 0; k < V; ++k)
-            if (k < cols) e[k] = ld1(p + (b0 + u) * C + k);
-        }
-      }
-    }
-    int cnt = rows - b0 < kBatch ? rows - b0 : kBatch;
-    if constexpr (RK_FAULT_IS(ColumnsCutBatch) && kBatch == 8) cnt -= cnt == kBatch ? 1 : 0;  // planted: a whole batch loses its last row
+  // A batch's values entered: K rows (cnt of them read) of V columns, each row's V values (16-byte
+  // vectors, or one element) in v. The same arithmetic for any K >= cnt (every lane function is
+  // sequential over its first cnt values).
+  const auto consume = [&](auto& v, int cnt, int b0) {
+    constexpr int K = static_cast<int>(sizeof(v) / sizeof(v[0]));
     if constexpr (Op::kBatched) {
 #pragma unroll
       for (int k = 0; k < V; ++k) {
-        T t[kBatch];
+        T t[K];
 #pragma unroll
-        for (int u = 0; u < kBatch; ++u) t[u] = to_acc<T>(reinterpret_cast<const In*>(&v[u])[k]);
+        for (int u = 0; u < K; ++u) t[u] = to_acc<T>(reinterpret_cast<const In*>(&v[u])[k]);
         acc[k] = Op::combine(acc[k], Op::lane(t, cnt, r0 + b0, prm));
       }
     } else {
 #pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
+      for (int u = 0; u < K; ++u) {
         if (u < cnt) {
           const In* e = reinterpret_cast<const In*>(&v[u]);
 #pragma unroll
           for (int k = 0; k < V; ++k) acc[k] = Op::enter(acc[k], to_acc<T>(e[k]), r0 + b0 + u, prm);
         }
       }
+    }
+  };
+  if constexpr (L == ColumnLoads::Scalar) {
+    (void)cols;
+    (void)inside;
+    // One element a row. Row addresses step by the row stride (a 64-bit add a row, not a 64-bit
+    // multiply and shifts: 1.3-1.5x less time on 2-byte columns), a whole batch's loads take no
+    // predicates, and a short last batch (the whole lane when R is short) is read and entered as
+    // 8 or 16 rows rather than kBatch predicated ones (a lane of 6 rows took 32 predicated loads
+    // and checks). benchmarks/columns_lab, H100, session 43.
+#pragma unroll 1
+    for (int b0 = 0; b0 < rows; b0 += kBatch) {
+      const int rem = rows - b0;
+      const auto batch = [&](auto k_rows) {
+        constexpr int K = decltype(k_rows)::value;
+        In v[K];
+        const In* q = p + b0 * C;
+        // planted: a batch's last row is read as its first again
+        const auto at = [&](int u, const In* r) { return RK_FAULT_IS(ColumnsScalarRow) && u == K - 1 ? p + b0 * C : r; };
+        if (rem >= K) {
+#pragma unroll
+          for (int u = 0; u < K; ++u, q += C) v[u] = ld1(at(u, q));
+        } else {
+#pragma unroll
+          for (int u = 0; u < K; ++u, q += C) v[u] = u < rem ? ld1(at(u, q)) : In{};
+        }
+        consume(v, rem < K ? rem : K, b0);
+      };
+      if (rem >= kBatch || (kBatch <= 8 || rem > 16)) {
+        batch(std::integral_constant<int, kBatch>{});
+      } else if (rem <= (RK_FAULT_IS(ColumnsShortBatch) ? 9 : 8)) {  // planted: 9 rows taken as 8
+        batch(std::integral_constant<int, (kBatch < 8 ? kBatch : 8)>{});
+      } else {
+        batch(std::integral_constant<int, (kBatch < 16 ? kBatch : 16)>{});
+      }
+    }
+  } else {
+    // 16-byte vectors of V columns a row.
+    const bool whole = cols == V;
+#pragma unroll 1
+    for (int b0 = 0; b0 < rows; b0 += kBatch) {
+      uint4 v[kBatch];
+      if (whole && L == ColumnLoads::Vectors) {
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u)
+          if (b0 + u < rows) v[u] = __ldg(reinterpret_cast<const uint4*>(p + (b0 + u) * C));
+      } else if (whole && inside) {
+        // Branch-free, so that ptxas can issue the batch's loads before it realigns any: every row
+        // takes two granules (the second is the first again where the row's vector is aligned).
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+          const uintptr_t a = reinterpret_cast<uintptr_t>(p + (b0 + u) * C);
+          const int off = RK_FAULT_IS(ColumnsMisalignedVectors) ? 0 : static_cast<int>(a & 15);  // planted: the granule below
+          const uint4* g = reinterpret_cast<const uint4*>(a & ~uintptr_t{15});
+          uint4 lo = make_uint4(0, 0, 0, 0), hi = lo;
+          if (b0 + u < rows) {
+            lo = __ldg(g);
+            hi = __ldg(g + (off != 0));
+          }
+          v[u] = realign16<In>(lo, hi, off);
+        }
+      } else {
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+          v[u] = make_uint4(0, 0, 0, 0);
+          In* e = reinterpret_cast<In*>(&v[u]);
+          if (b0 + u < rows) {
+#pragma unroll
+            for (int k = 0; k < V; ++k)
+              if (k < cols) e[k] = ld1(p + (b0 + u) * C + k);
+          }
+        }
+      }
+      int cnt = rows - b0 < kBatch ? rows - b0 : kBatch;
+      if constexpr (RK_FAULT_IS(ColumnsCutBatch) && kBatch == 8) cnt -= cnt == kBatch ? 1 : 0;  // planted: a whole batch loses its last row
+      consume(v, cnt, b0);
     }
   }
 }

@@ -194,8 +194,8 @@ inline constexpr int kColumnsSpreadBlocksPerSm = 2;
 // alone, 0.807x the best of the four each time). `measured`: the row's cases, this rule's time /
 // the previous build's (session 42's kernel and table), geometric mean, the same for vectors alone,
 // and the regret against the fastest of the four.
-// The previous table (session 39, benchmarks/tune_columns.py, one lane a thread) had no 1-byte
-// aligned row, no 4- or 8-byte batched rows and vectors under 16-bit batched thresholds.
+// The previous table (session 39, benchmarks/tune_columns.py, fitted with one lane a one-column
+// thread) had no 1-byte aligned row and no 4- or 8-byte batched rows.
 struct ColumnsScalarRow {
   int elem_bytes;
   bool aligned;

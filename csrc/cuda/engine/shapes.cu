@@ -59,7 +59,10 @@ Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, bool aligned, boo
     const int64_t cap = ceil_pow2(std::max<int64_t>(1, cv * lanes * B / wave));
     const ColumnsScalarRow* row = columns_row(elem, aligned, batched);
     const int lpt = V == 1 && row ? row->scalar_lanes : dims_columns_lanes_per_thread(elem);
-    s.LPT = static_cast<int>(std::min<int64_t>(lpt, cap));
+    // Never more lanes than the column has (rounded up to a power of two): a thread looping over
+    // empty lanes still walks its merge stack in local memory (one column a thread with 4 lanes on
+    // a one-lane R: 1.16-1.27x the single lane's time, benchmarks/columns_lab, session 43).
+    s.LPT = static_cast<int>(std::min<int64_t>({static_cast<int64_t>(lpt), cap, ceil_pow2(lanes)}));
     if (o.columns_lanes > 0) s.LPT = o.columns_lanes;
     const int64_t groups = (lanes + s.LPT - 1) / s.LPT;
     const int seg = V == 1 ? std::min(32, 128 / elem) : 8;

@@ -242,8 +242,8 @@ inline const ColumnsScalarRow* columns_row(int elem_bytes, bool aligned, bool ba
     if (r.elem_bytes == elem_bytes && r.aligned == aligned && r.batched == batched) return &r;
   return nullptr;
 }
-inline bool columns_scalar(int64_t vector_threads, int elem_bytes, bool aligned, bool batched, int num_sms) {
-  const ColumnsScalarRow* r = columns_row(elem_bytes, aligned, batched);
+// Whether a shape of the row's class reads one column a thread (r null: vectors).
+inline bool columns_scalar(const ColumnsScalarRow* r, int64_t vector_threads, int num_sms) {
   return r && (r->below_threads_per_sm == kAlways || vector_threads < r->below_threads_per_sm * num_sms);
 }
 

@@ -41,9 +41,10 @@ Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, bool aligned, boo
   // vectors would leave too few threads (columns_scalar, tuning/tuning.h), else a vector of
   // 16 / elem columns, realigned in registers when the rows are not all aligned.
   const int64_t lanes = (R + lane_elems(elem) - 1) / lane_elems(elem);
+  const ColumnsScalarRow* row = columns_row(elem, aligned, batched);
   {
     const int64_t vector_threads = (C + 16 / elem - 1) / (16 / elem) * lanes * B;
-    const bool scalar = o.columns_loads == 2 || (o.columns_loads == 0 && columns_scalar(vector_threads, elem, aligned, batched, num_sms));
+    const bool scalar = o.columns_loads == 2 || (o.columns_loads == 0 && columns_scalar(row, vector_threads, num_sms));
     s.loads = scalar ? ColumnLoads::Scalar : aligned ? ColumnLoads::Vectors : ColumnLoads::Realigned;
   }
   const int V = s.loads == ColumnLoads::Scalar ? 1 : 16 / elem;
@@ -57,7 +58,6 @@ Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, bool aligned, boo
   {
     const int64_t wave = static_cast<int64_t>(std::max(num_sms, 1)) * kColumnsCoarsenThreadsPerSm;
     const int64_t cap = ceil_pow2(std::max<int64_t>(1, cv * lanes * B / wave));
-    const ColumnsScalarRow* row = columns_row(elem, aligned, batched);
     const int lpt = V == 1 && row ? row->scalar_lanes : dims_columns_lanes_per_thread(elem);
     // Never more lanes than the column has (rounded up to a power of two): a thread looping over
     // empty lanes still walks its merge stack in local memory (one column a thread with 4 lanes on

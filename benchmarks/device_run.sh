@@ -78,7 +78,8 @@ if has rfa; then
 fi
 if has test; then
   log "tests"
-  (cd tests && timeout ${TEST_TIMEOUT:-600} python3 -m pytest -q -p no:cacheprovider -m "not perf" --durations=15 ${TEST_ARGS:-} 2>&1) \
+  # eval: TEST_ARGS may quote (-k 'a or b'), as FAULTS_ARGS does; unquoted, such a -k was split.
+  (cd tests && eval "timeout ${TEST_TIMEOUT:-600} python3 -m pytest -q -p no:cacheprovider -m \"not perf\" --durations=15 ${TEST_ARGS:-}" 2>&1) \
     | tee "$OUT/res/tests.log" | tail -40
   verdict tests "${PIPESTATUS[0]}"
   tail -3 "$OUT/res/tests.log" >>"$OUT/summary.txt"

@@ -406,7 +406,10 @@ EXACT_FAULTS = (f"{RESULTS_DIR}/faults_exact.json", f"{RESULTS_DIR}/faults_exact
 # passed on the normal build of the same code, s40_multidim/run6_final/tests.log; the gather faults
 # re-run in session 41, one per form, s41_validation/run3_faults, the suite passing in run1; then
 # session 41's CPU vector paths (logsumexp's tree and tails, CUDA's exp, columns, integer extrema,
-# argmax), no control run: the same suite passed on the normal build).
+# argmax), no control run: the same suite passed on the normal build); then session 43's columns
+# kernel faults (tile divider, short batches) and session 44's staged gather, on an H100, no control
+# run: the same suite passed on the normal build of the same code (columns_lab_s43/README.md,
+# s44_staged/run3/tests_tail.txt).
 OPS = f"{RESULTS_DIR}/results_ops.json"
 OPS_FAULTS = (f"{RESULTS_DIR}/faults_ops.json", f"{RESULTS_DIR}/faults_ops_2.json", f"{RESULTS_DIR}/faults_ops_3.json",
               f"{RESULTS_DIR}/faults_s37/run3/faults.json", "benchmarks/results/h100/faults_s37/run8/faults.json",
@@ -414,7 +417,10 @@ OPS_FAULTS = (f"{RESULTS_DIR}/faults_ops.json", f"{RESULTS_DIR}/faults_ops_2.jso
               "benchmarks/results/h100/s41_validation/run3_faults/faults/faults.json", "benchmarks/results/cpu/faults_s40/faults.json",
               "benchmarks/results/cpu/faults_s41/faults.json",
               "benchmarks/results/cpu/faults_s41_tiletree/faults.json",
-              "benchmarks/results/cpu/faults_s42/faults.json")
+              "benchmarks/results/cpu/faults_s42/faults.json",
+              "benchmarks/results/h100/columns_lab_s43/faults_run7/faults.json",
+              "benchmarks/results/h100/columns_lab_s43/faults_run12/faults.json",
+              "benchmarks/results/h100/s44_staged/run4/faults/faults.json")
 
 
 def bench_block(bench, path: str, what: str, run: dict | None, campaigns: list[tuple[str, dict | None]]) -> str:
@@ -514,9 +520,9 @@ MISALIGNED = "benchmarks/results/h200/misaligned/results_misaligned.json"
 SWEEP = "benchmarks/results/h200/sweep/sweep_cuda.json"
 SWEEP_BEFORE = "benchmarks/results/h200/sweep_a31b004/sweep_cuda.json"
 SWEEP_LATER = "benchmarks/results/h100/sweep/sweep_cuda.json"  # later code, measured only on an H100
-SWEEP_LATER_BEFORE = "benchmarks/results/h100/sweep_before_s43/sweep_cuda.json"  # the same H100 earlier in session 43 (session 42's code)
-SWEEP_LATER_BEFORE_WHAT = ("before the columns kernel lost its fixed costs and one column a thread took more lanes "
-                           "(session 43, the same session and card type)")
+SWEEP_LATER_BEFORE = "benchmarks/results/h100/sweep_before_s44/sweep_cuda.json"  # the same card type, session 43's final code
+SWEEP_LATER_BEFORE_WHAT = ("before the gather step staged runs shorter than two lanes through shared memory instead of "
+                           "copying them (session 43's final code, run 14 of that session)")
 SWEEP_CPU = "benchmarks/results/cpu/sweep_cpu.json"
 SWEEP_CPU_BEFORE = "benchmarks/results/cpu/sweep_cpu_before_s38/sweep_cpu.json"  # before the operators' vector rows (session 38)
 

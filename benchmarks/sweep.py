@@ -255,6 +255,9 @@ def main():
     ap.add_argument("--no-gather", action="store_true",
                     help="CUDA: reduce plans of several steps through a copy with the reduced dims last (the operators' path "
                          "before session 40) instead of the gather step, for a same-run comparison (the same bits)")
+    ap.add_argument("--gather-staged", type=int, default=0, choices=(0, 1, 2),
+                    help="CUDA: how the gather step's rows form reads its runs (1 every run staged through shared memory; 2 "
+                         "none: runs under 2 lanes copied, as before session 44; 0 the rule), for a same-run comparison (the same bits)")
     ap.add_argument("--only-multi", action="store_true",
                     help="time only the cases whose plan has several steps (the draw is the same: the others are skipped)")
     ap.add_argument("--only-ops", default="", help="comma-separated ops: time only these (the draw is the same)")
@@ -267,6 +270,8 @@ def main():
         reducekit._C._dims_columns_config(0, 0, 0, args.columns_loads)
     if args.no_gather:
         reducekit._C._dims_gather(False)
+    if args.gather_staged:
+        reducekit._C._dims_gather_staged(args.gather_staged)
     rng = random.Random(args.seed)
     rows = []
     cuda = args.device != "cpu"
@@ -332,6 +337,7 @@ def main():
            "device_name": torch.cuda.get_device_name() if cuda else "cpu", "read_ceiling_gbps": ceiling,
            "threads": torch.get_num_threads(), "torch": torch.__version__, "seed": args.seed, "cases": len(rows), "cases_drawn_for": args.cases,
            "cpu_max_mib": None if cuda else args.cpu_max_mib, "columns_loads": args.columns_loads, "no_gather": args.no_gather,
+           "gather_staged": args.gather_staged,
            "only_multi": args.only_multi, "only_ops": sorted(only_ops), "only_dtypes": sorted(only_dtypes), "rows": rows}
     os.makedirs(args.out, exist_ok=True)
     stem = os.path.join(args.out, f"sweep_{args.device}")

@@ -991,10 +991,10 @@ def _prod_dims(t, d):
 # In every case but the plain contiguous one the reduced dims' memory order differs from their
 # logical order, and in all of them reduced runs lie on both sides of a kept one in memory (so that
 # a kept extent of 1 merges them). The innermost memory dim is reduced (the gather step's rows form
-# on CUDA where that run is at least 2 lanes long, tuning.h, else a copy), or in the last three
-# kept (its columns form for the operators that enter values one by one, else a copy); runs are and
-# are not multiples of a lane (lanes that cross from one run into the next), and some slices split
-# over blocks.
+# on CUDA: lane by lane where that run is at least 2 lanes long, tuning.h, else staged through
+# shared memory), or in three cases kept (its columns form for the operators that enter values one
+# by one, else a copy); runs are and are not multiples of a lane (lanes that cross from one run
+# into the next), shorter than a lane, and some slices split over blocks.
 MULTI_CASES = [
     ((6, 5, 37), (2, 1, 0), (0, 2)),                # memory [6 r, 5 k, 37 r], view (37, 5, 6)
     ((26, 15, 14), (2, 0, 1), (0, 1)),              # the issue's logsumexp (14, 26, 15) over (0, 1): [26 r, 15 k, 14 r]
@@ -1007,6 +1007,7 @@ MULTI_CASES = [
     ((8, 5, 6, 24), (2, 1, 0, 3), (0, 2)),          # [8 r, 5 k, 6 r, 24 k]: kept innermost (columns form)
     ((5, 3, 4001, 7), (2, 1, 0, 3), (0, 2)),        # [5 r, 3 k, 4001 r, 7 k]: columns, misaligned, lanes split over blocks
     ((6, 5, 40, 16), (2, 0, 1, 3), (0, 1)),         # [6 r, 5 k, 40 r, 16 k]: columns, rows on 16-byte boundaries (every type)
+    ((600, 3, 29), (0, 1, 2), (0, 2)),              # [600 r, 3 k, 29 r]: runs under 2 lanes (staged) in a slice split over blocks
 ]
 # The columns-form cases (innermost memory dim kept): test_cuda_gather_equals_copy also forces the
 # columns kernel's launch shapes and both load forms on them (the rule alone takes one column a
@@ -1166,6 +1167,18 @@ def test_cuda_gather_equals_copy(op):
             gathered = f(x, dims)
             for a, b in zip(gathered, copied):
                 assert same_bits(a, b), f"{op} {dtype} {tuple(x.shape)} strides {x.stride()} over {dims}: gather differs from the copy"
+            # The rows form with every run staged through shared memory (the rule stages only runs
+            # under 2 lanes), and with none (short runs copied): long runs, lanes that cross, split
+            # slices through the staged kernel too.
+            for mode in (1, 2) if i not in COLUMNS_FORM else ():
+                try:
+                    reducekit._C._dims_gather_staged(mode)
+                    poison_allocator("cuda")
+                    r = f(x, dims)
+                finally:
+                    reducekit._C._dims_gather_staged(0)
+                for a, b in zip(r, copied):
+                    assert same_bits(a, b), f"{op} {dtype} {tuple(x.shape)} over {dims}: the rows form under gather_staged={mode} differs"
             # The columns form under forced launch shapes (tx0, lanes a thread, batches a block) and
             # both load forms (16-byte vectors, realigned where the rows are misaligned; one column a
             # thread): the pieces of a crossing lane in every form, several lanes a thread, packed batches.

@@ -46,6 +46,17 @@ void bind_hooks(pybind11::module_& m) {
   }, "Test hook: with False, a reduction over dims that do not merge into one run is copied with its reduced dims "
      "last and reduced as rows, instead of read through its dims by the gather step (the same bits); True restores "
      "the rule. Returns the previous setting.", pybind11::arg("enabled"));
+  m.def("_dims_gather_staged", [](int mode) {
+    TORCH_CHECK_VALUE(mode >= 0 && mode <= 2, "reducekit._C._dims_gather_staged: mode must be 0 (the rule), 1 (every run of "
+                      "the gather step's rows form staged through shared memory) or 2 (none: runs under kGatherDirectMinLanes "
+                      "lanes copied), got " + std::to_string(mode));
+    const int old = tuning_overrides().gather_staged;
+    tuning_overrides().gather_staged = mode;
+    return old;
+  }, "Test and tuning hook: how the gather step's rows form reads its runs: 0 the rule (runs under kGatherDirectMinLanes "
+     "lanes staged through shared memory, longer ones lane by lane), 1 every run staged, 2 none (short runs copied with "
+     "the reduced dims last, as before session 44). The same bits in every mode. Returns the previous mode.",
+     pybind11::arg("mode"));
   m.def("_ops_rows_lanes", [](int lpt) {
     TORCH_CHECK_VALUE(lpt >= 0 && lpt <= 16 && (lpt & (lpt - 1)) == 0,
                       "reducekit._C._ops_rows_lanes: lpt must be 0 (the rule) or a power of two up to 16, got " + std::to_string(lpt));

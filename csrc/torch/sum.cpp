@@ -80,12 +80,17 @@ Plan1 one_step(const at::Tensor& self, const std::vector<bool>& reduced, const B
     return s;
   }
   // Several steps: one run through the dims (the gather step) where the backend has it: with a
-  // reduced innermost run of at least kGatherRowsMinLanes lanes (tuning.h: shorter runs read by
-  // elements lost to a copy), or a kept innermost run (the columns form) for an operator that
-  // enters values one by one. Anything else is copied with the reduced dims last (as_rows).
+  // reduced innermost run (the rows form: runs of at least kGatherDirectMinLanes lanes read in place
+  // lane by lane, shorter ones of kGatherStagedMinRunBytes or more staged through shared memory;
+  // tuning.h), or a kept innermost run (the columns form) for an operator that enters values one by
+  // one. Anything else is copied with the reduced dims last (as_rows); so are the short runs under
+  // the hook's gather_staged = 2.
   Gather g;
+  const int elem = static_cast<int>(x.element_size());
+  const int64_t run = m.nd > 0 ? m.d[m.nd - 1].size : 0;
   if (p.nsteps > 1 && be.gathers && !tuning_overrides().no_gather && make_gather(m, &g) &&
-      (g.columns ? enters_values : m.d[m.nd - 1].size >= kGatherRowsMinLanes * lane_elems(static_cast<int>(x.element_size())))) {
+      (g.columns ? enters_values
+                 : run >= kGatherDirectMinLanes * lane_elems(elem) || gather_staged(run, elem, tuning_overrides()))) {
     s.x = x;
     s.kind = StepKind::Gather;
     s.gather = g;

@@ -20,19 +20,33 @@ struct TuningOverrides {
   int columns_pack = 0;   // columns kernel: batches per block, a power of two (tests: the bits do not depend on it)
   int columns_loads = 0;  // columns kernel: 1 vectors (realigned where rows are misaligned), 2 one column a thread (tests, benchmarks/tune_columns.py)
   int no_gather = 0;      // 1: a plan of several steps is copied (as_rows) instead of gathered (tests: the same bits)
+  int gather_staged = 0;  // gather step, rows form: 1 every run staged, 2 none (runs under kGatherDirectMinLanes copied, as before session 44)
   int exact_block = 0, exact_unroll = 0;  // method='exact': a compiled (block, unroll) pair (tests)
   int exact_bpr = 0;      // method='exact': blocks per row (tests)
   int exact_warp_min = 0;  // method='exact': the shortest row a warp takes (benchmarks/tune_exact_rows.py; 1 << 30: none)
 };
 
 // The CUDA gather step (several reduced dims read through the dims, engine/plan.h) with a reduced
-// innermost run takes that run's contiguous lanes as a row's (16-byte loads) and reads lanes that
-// cross into the next run by elements; shorter runs are copied with the reduced dims last and
-// reduced as rows instead. Measured with every such plan gathered (session 40, H100, the 71
+// innermost run of at least kGatherDirectMinLanes lanes takes that run's contiguous lanes as a
+// row's (16-byte loads) and reads lanes that cross into the next run by elements
+// (gather_rows_kernel). Measured with every such plan read that way (session 40, H100, the 71
 // multi-step cases of the sweep's seed 21, graph, same run, gather time / copy time, geometric
 // mean; benchmarks/sweep_ab.py on benchmarks/results/h100/s40_multidim/run3_every_plan_gathered/):
-// runs under 1 lane 1.26x, 1-2 lanes 1.08x, 2-4 lanes 0.74x, 4-16 lanes 0.62x, 16 lanes and more 0.41x.
-inline constexpr int kGatherRowsMinLanes = 2;
+// runs under 1 lane 1.26x, 1-2 lanes 1.08x, 2-4 lanes 0.74x, 4-16 lanes 0.62x, 16 lanes and more
+// 0.41x. Shorter runs were copied with the reduced dims last until session 44; they now take
+// gather_staged_kernel (a block's values loaded coalesced into shared memory, lanes read from
+// there): NOTES.md, session 44, has its measurement.
+inline constexpr int kGatherDirectMinLanes = 2;
+// The staged kernel tabulates a block's runs in shared memory (a 16 KB table for runs of 16 bytes
+// and more); shorter runs are copied with the reduced dims last.
+inline constexpr int kGatherStagedMinRunBytes = 16;
+
+// Whether the gather step's rows form stages a run of `run` elements of `elem` bytes (the rule, or
+// the hook's gather_staged: 1 every run that the table holds, 2 none).
+inline bool gather_staged(int64_t run, int elem, const TuningOverrides& o) {
+  if (o.gather_staged == 2 || run * elem < kGatherStagedMinRunBytes) return false;
+  return o.gather_staged == 1 || run * elem < int64_t{kGatherDirectMinLanes} * 64;
+}
 
 struct AutoChoice {
   Method method;

@@ -22,8 +22,9 @@
 //  - pairwise_finish_kernel: the fixed-order second phase, continuing the same pairwise tree.
 // A reduction over several dims that do not merge (plan.h's multi-dim order, one run through the
 // dims) takes gather_rows_kernel, the rows kernel's one-lane form with its lanes mapped through
-// the reduced dims' digits, or the columns kernel's gather form (kGather) where the innermost dim
-// is kept.
+// the reduced dims' digits (gather_staged_kernel where the innermost reduced run is shorter than
+// two lanes: the block's values staged through shared memory), or the columns kernel's gather form
+// (kGather) where the innermost dim is kept.
 // Every thread-to-data mapping computes exactly the order of plan.h: a lane is reduced
 // sequentially (or, for a batched operator, by its lane function), lanes combine in a perfect
 // pairwise tree, and a block only ever reduces an aligned power-of-two group of lanes, which is a
@@ -385,23 +386,29 @@ __device__ __forceinline__ uint4 realign16(const uint4& lo, const uint4& hi, int
   return make_uint4(r[0], r[1], r[2], r[3]);
 }
 
-// One lane of cnt (<= G) values at p by scalar loads (a short lane): the same
-// values in the same order as the whole-lane path.
-template <class In, class Op>
-__device__ __forceinline__ typename Op::Acc lane_scalar(const In* __restrict__ p, int cnt, int64_t i0, const red::Params& prm) {
+// One lane of cnt (<= G) values, value k given by load(k) (element loads: a short lane; shared
+// memory: the staged gather): the same values in the same order as the whole-lane path.
+template <class In, class Op, class Load>
+__device__ __forceinline__ typename Op::Acc lane_values(int cnt, int64_t i0, const red::Params& prm, const Load& load) {
   constexpr int G = 64 / sizeof(In);
   using T = typename Op::T;
   if constexpr (RK_FAULT_IS(DimsDropLaneTail)) cnt -= cnt < G ? 1 : 0;  // planted: a short lane loses its last value
   if constexpr (Op::kBatched) {
     T v[G];
 #pragma unroll
-    for (int k = 0; k < G; ++k) v[k] = k < cnt ? to_acc<T>(ld1(p + k)) : T(0);
+    for (int k = 0; k < G; ++k) v[k] = k < cnt ? to_acc<T>(load(k)) : T(0);
     return Op::lane(v, cnt, i0, prm);
   } else {
     auto acc = Op::identity();
-    for (int k = 0; k < cnt; ++k) acc = Op::enter(acc, to_acc<T>(ld1(p + k)), i0 + k, prm);
+    for (int k = 0; k < cnt; ++k) acc = Op::enter(acc, to_acc<T>(load(k)), i0 + k, prm);
     return acc;
   }
+}
+
+// One lane of cnt (<= G) values at p by scalar loads (a short lane).
+template <class In, class Op>
+__device__ __forceinline__ typename Op::Acc lane_scalar(const In* __restrict__ p, int cnt, int64_t i0, const red::Params& prm) {
+  return lane_values<In, Op>(cnt, i0, prm, [&](int k) { return ld1(p + k); });
 }
 
 // One lane: cnt (<= G) consecutive values at p, whose first has index i0. A whole lane's 16-byte
@@ -718,6 +725,132 @@ __global__ void __launch_bounds__(kThreads)
     uint32_t unused;
     const In* xr = x + gather_offset(g.ksize, g.kstride, g.nk, static_cast<uint32_t>(row), &unused);
     acc = gather_lane<In, Op>(xr, g, static_cast<uint32_t>(t * G), static_cast<int>(L - t * G < G ? L - t * G : G), prm, bounds_of(x, span));
+  }
+  allow_dependent_launch();
+  acc = block_tree<Op>(acc, W, smem);
+  rows_store<Op>(pos, K, W, nseg, acc, out, partials, prm);
+}
+
+// The element types' bits, for copies that do not look at values.
+template <int B> struct RawOf;
+template <> struct RawOf<1> { using T = unsigned char; };
+template <> struct RawOf<2> { using T = unsigned short; };
+template <> struct RawOf<4> { using T = unsigned int; };
+template <> struct RawOf<8> { using T = unsigned long long; };
+
+// A lane's 64 bytes in shared memory and 16 of padding: a quarter warp's 16-byte loads of 8
+// consecutive slots (80 bytes apart) fall in distinct banks.
+constexpr int kStageSlotBytes = 80;
+// Element loads a thread issues before it stores any into the stage: a lane's G, at most 16 (a block
+// stages 256 lanes: float64 in one round of 8, float32 one of 16, 16-bit types 2, bytes 4).
+template <class In>
+inline constexpr int kStageLoads = 64 / sizeof(In) < 16 ? 64 / sizeof(In) : 16;
+
+// Runs a block may stage: 256 lanes of 64 bytes in runs of kGatherStagedMinRunBytes (tuning.h) or
+// more, and a partial run at either end of a segment.
+inline constexpr int kStageRuns = kThreads * 64 / kGatherStagedMinRunBytes + 2;
+
+// Why it exists: a gathered row whose innermost reduced run is shorter than kGatherDirectMinLanes
+// lanes (tuning.h) has most of its lanes crossing from one run into the next, read by elements a
+// thread at a time (each warp load touching 32 lines); until session 44 such plans were copied
+// with the reduced dims last instead, 3x the bytes (issue 21's sweep: sum float32 (12, 6, 31, 58,
+// 25) over (2, 4), a run of 25, at 0.51x torch; amax int8 over runs of 26 bytes at 12% of the read
+// ceiling). Here a block first tabulates its runs (each run's offset in the input and its first
+// value's place in the stage: one digit split a run), then loads its lanes' values (its rows, or
+// its 256-lane segment of a row) in position order, consecutive threads on consecutive positions,
+// so that a warp reads whole runs at consecutive addresses, up to 16 loads in flight a thread, and
+// stores each at its lane's slot in shared memory; then every thread reduces its slot with the
+// rows path's lane function (lane_from_regs, or lane_values for a row's short last lane), and the
+// block tree and partials are gather_rows_kernel's. The same lanes, the same values in the same
+// order: the copy's bits. Per value: one multiply-high division (its run), a table read, a load
+// and a shared store (the first version split every value's digits through gather_offset: about
+// 100 instructions a value, slower than the copy it replaced; NOTES.md, session 44).
+// runs_div: a Divider of the runs in a row (g.N / run) when nseg == 1 (a block's rows are whole).
+template <class In, class Op, class Out0, class Out1>
+__global__ void __launch_bounds__(kThreads)
+    gather_staged_kernel(const In* __restrict__ x, Gather g, Divider runs_div, int W, int64_t nseg, Outs<Out0, Out1> out,
+                         typename Op::Acc* __restrict__ partials, red::Params prm) {
+  using Acc = typename Op::Acc;
+  using Raw = typename RawOf<sizeof(In)>::T;
+  constexpr int G = 64 / sizeof(In), kLogG = G == 8 ? 3 : G == 16 ? 4 : G == 32 ? 5 : 6;
+  static_assert((1 << kLogG) == G, "a lane of 64 bytes holds a power of two of values");
+  __shared__ alignas(16) unsigned char stage[kThreads * kStageSlotBytes];
+  __shared__ int64_t row_base[kThreads], run_src[kStageRuns];
+  __shared__ int run_q0[kStageRuns];
+  __shared__ Acc smem[kTreeSlots<Op>];
+  grid_dependency_wait();
+  const int tid = threadIdx.x;
+  const int64_t K = g.K, L = g.N;
+  const RowsPos pos = rows_pos(K, W, nseg);
+  const int lw = log2_pow2(W);
+  // The block's values: nseg == 1, rows row0 .. row0 + nrows - 1, each whole (W lanes of G cover
+  // it); else positions P0 .. P0 + VL - 1 of row pos.row (its segment's 256 lanes).
+  const int64_t row0 = nseg > 1 ? pos.row : static_cast<int64_t>(blockIdx.x) * (kThreads >> lw);
+  const int64_t P0 = nseg > 1 ? pos.seg * int64_t{kThreads} * G : 0;
+  const int64_t VL = nseg > 1 ? (L - P0 < int64_t{kThreads} * G ? L - P0 : int64_t{kThreads} * G) : L;
+  const int64_t rows_left = K - row0;
+  const int nrows = nseg > 1 ? 1 : static_cast<int>(rows_left < (kThreads >> lw) ? rows_left : (kThreads >> lw));
+  if (tid < nrows) {
+    uint32_t unused;
+    row_base[tid] = gather_offset(g.ksize, g.kstride, g.nk, static_cast<uint32_t>(row0 + tid), &unused);
+  }
+  __syncthreads();
+  // The block's runs of the innermost reduced dim (stride 1, n0 values): run j's offset and the
+  // stage place (row r's lanes from r * W * G) of its value 0. nseg == 1: the rows' runs in order
+  // (a row is runs_div.d whole runs); else the segment's, from run m0 (which may begin before P0).
+  const Divider run = g.rsize[g.nr - 1];
+  const uint32_t n0 = run.d, vl = static_cast<uint32_t>(VL), p0 = static_cast<uint32_t>(P0);
+  const uint32_t m0 = nseg > 1 ? div_by(run, p0) : 0u;
+  const uint32_t nruns = nseg > 1 ? div_by(run, p0 + vl - 1) - m0 + 1 : static_cast<uint32_t>(nrows) * runs_div.d;
+  for (uint32_t j = tid; j < nruns; j += kThreads) {
+    const uint32_t r = nseg > 1 ? 0u : div_by(runs_div, j), m = nseg > 1 ? m0 + j : j - r * runs_div.d;
+    uint32_t unused;
+    run_src[j] = row_base[r] + gather_offset(g.rsize, g.rstride, g.nr - 1, m, &unused);
+    run_q0[j] = static_cast<int>((r << lw) * G + m * n0) - static_cast<int>(p0);
+  }
+  __syncthreads();
+  const uint32_t total = nseg > 1 ? vl : static_cast<uint32_t>(nrows) * vl;
+  const Raw* xr = reinterpret_cast<const Raw*>(x);
+  for (uint32_t s0 = 0; s0 < total; s0 += kThreads * kStageLoads<In>) {
+    Raw v[kStageLoads<In>];
+    int q[kStageLoads<In>];
+#pragma unroll
+    for (int u = 0; u < kStageLoads<In>; ++u) {
+      const uint32_t s = s0 + u * kThreads + tid;
+      if (s < total) {
+        const uint32_t k = p0 + s, m = div_by(run, k), j = m - m0;  // value k of the block: run m, place e in it
+        uint32_t e = k - m * n0;
+        q[u] = run_q0[j] + static_cast<int>(e);
+        if (RK_FAULT_IS(GatherStagedRun) && e + 1 == n0) --e;  // planted: a run's last value read from the place before it
+        v[u] = __ldg(xr + run_src[j] + e);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kStageLoads<In>; ++u)
+      if (s0 + u * kThreads + tid < total)
+        *reinterpret_cast<Raw*>(stage + (q[u] >> kLogG) * kStageSlotBytes + (q[u] & (G - 1)) * static_cast<int>(sizeof(In))) = v[u];
+  }
+  __syncthreads();
+  const int64_t row = pos.row, t = pos.t;  // this thread's lane: slot tid of the stage
+  const int64_t lanes = (L + G - 1) / G;
+  Acc acc = Op::identity();
+  if (row < K && t < lanes) {
+    const unsigned char* slot = stage + tid * kStageSlotBytes;
+    const int cnt = static_cast<int>(L - t * G < G ? L - t * G : G);
+    if (cnt == G) {
+      uint4 r[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) r[u] = reinterpret_cast<const uint4*>(slot)[u];
+      acc = lane_from_regs<In, Op>(r, t * G, prm);
+    } else {
+      acc = lane_values<In, Op>(cnt, t * G, prm, [&](int k) {
+        if constexpr (std::is_same_v<In, bool>) {
+          return slot[k] != 0;
+        } else {
+          return reinterpret_cast<const In*>(slot)[k];
+        }
+      });
+    }
   }
   allow_dependent_launch();
   acc = block_tree<Op>(acc, W, smem);
@@ -1102,10 +1235,21 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
         return cudaErrorInvalidValue;  // a batched lane cannot be read in pieces (torch/sum.cpp copies those)
       }
     } else {
-      // A lane crosses at most once: the innermost reduced run is contiguous and a lane long at least.
-      if (gather.rstride[gather.nr - 1] != 1 || gather.rsize[gather.nr - 1].d < 64 / sizeof(In)) return cudaErrorInvalidValue;
-      e = launch_maybe_pdl(gather_rows_kernel<In, Op, Out0, Out1>, grid, block, stream, pdl, x, gather, span, s.W, s.nseg, out,
-                           partials, prm);
+      // The innermost reduced run is contiguous. Runs under kGatherDirectMinLanes lanes (tuning.h;
+      // every run under the hook's gather_staged = 1) of kGatherStagedMinRunBytes or more go
+      // through shared memory (torch/sum.cpp copies shorter ones); longer ones lane by lane, where
+      // a lane crosses into the next run at most once.
+      constexpr int G = 64 / sizeof(In);
+      const int64_t run = gather.rsize[gather.nr - 1].d;
+      if (gather.rstride[gather.nr - 1] != 1) return cudaErrorInvalidValue;
+      if (gather_staged(run, static_cast<int>(sizeof(In)), o)) {
+        e = launch_maybe_pdl(gather_staged_kernel<In, Op, Out0, Out1>, grid, block, stream, pdl, x, gather,
+                             Divider::of(static_cast<uint32_t>(s.nseg > 1 ? 1 : extent / run)), s.W, s.nseg, out, partials, prm);
+      } else {
+        if (run < G) return cudaErrorInvalidValue;
+        e = launch_maybe_pdl(gather_rows_kernel<In, Op, Out0, Out1>, grid, block, stream, pdl, x, gather, span, s.W, s.nseg, out,
+                             partials, prm);
+      }
     }
   } else if (kind == StepKind::Rows) {
     // One split row with few partials (counter: the stream's) finishes in the rows kernel's last

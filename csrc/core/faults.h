@@ -63,7 +63,7 @@ namespace rk {
   X(CpuExpLibm, "cpu_exp_libm", "CPU logsumexp: the scalar exponential is glibc's expf, not the polynomial the AVX2 lanes compute") \
   X(GatherCarry, "gather_carry", "CUDA gather step, rows form (several reduced dims, no copy): a lane that crosses into the next run of the innermost reduced dim reads one value past its run first") \
   X(GatherCarryColumns, "gather_carry_columns", "CUDA gather step, columns form (kept innermost dim, several reduced dims): a lane's piece runs one row past its run of the innermost reduced dim") \
-  X(GatherStagedRun, "gather_staged_run", "CUDA gather step, staged form (innermost reduced runs under kGatherDirectMinLanes lanes, a block's values through shared memory): each run's last value is read from a wrong place (the place before it; 1- and 2-byte types, in a chunk of 8 bytes that crosses into the next run: the place before that run)") \
+  X(GatherStagedRun, "gather_staged_run", "CUDA gather step, staged form (innermost reduced runs under kGatherDirectMinLanes lanes, a block's values through shared memory): each run's last value is read from the place before it") \
   X(CpuLseTreePairs, "cpu_lse_tree_pairs", "CPU logsumexp float32 rows in AVX2: the vector tree of 16 lanes pairs lane j with lane j + 8 first, not with its neighbour") \
   X(CpuExpNoEdge, "cpu_exp_no_edge", "CPU float64 logsumexp in AVX2: CUDA's exp of 4 values keeps the fast formula at its edges (-inf, subnormal and overflowing results) instead of the scalar copy") \
   X(CpuLsePadZero, "cpu_lse_pad_zero", "CPU logsumexp rows in AVX2: a row's last, short block of lanes is padded with 0, not -inf") \

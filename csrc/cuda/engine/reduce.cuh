@@ -746,28 +746,6 @@ constexpr int kStageSlotBytes = 80;
 template <class In>
 inline constexpr int kStageLoads = 64 / sizeof(In) < 16 ? 64 / sizeof(In) : 16;
 
-// Bytes [b0, b1) of the 8 at a (b0 < b1 <= 8; the others unspecified): three aligned 32-bit loads
-// funnel-shifted into place where the words lie within the tensor's bytes [lo, hi), else byte loads
-// of those bytes only (the words at the tensor's ends may hold bytes no kernel wrote).
-__device__ __forceinline__ uint2 load8_at(const unsigned char* a, int b0, int b1, uintptr_t lo, uintptr_t hi) {
-  const uintptr_t w = reinterpret_cast<uintptr_t>(a) & ~uintptr_t{3};
-  if (w >= lo && w + 12 <= hi) {
-    const unsigned* pw = reinterpret_cast<const unsigned*>(w);
-    const unsigned w0 = __ldg(pw), w1 = __ldg(pw + 1), w2 = __ldg(pw + 2);
-    const unsigned sh = 8 * static_cast<unsigned>(reinterpret_cast<uintptr_t>(a) & 3);
-    return make_uint2(__funnelshift_r(w0, w1, sh), __funnelshift_r(w1, w2, sh));
-  }
-  unsigned r0 = 0u, r1 = 0u;  // not an array: indexed by b, it went to local memory
-  for (int b = b0; b < b1; ++b) {
-    const unsigned v = static_cast<unsigned>(__ldg(a + b)) << (8 * (b & 3));
-    if (b < 4) r0 |= v; else r1 |= v;
-  }
-  return make_uint2(r0, r1);
-}
-
-// __byte_perm's selector taking bytes [0, n) of its first word and the rest of its second (n <= 4).
-__device__ __forceinline__ unsigned first_bytes_sel(int n) { return 0x3210u | (0x4444u & ((0xFFFFu << (4 * n)) & 0xFFFFu)); }
-
 // Runs a block may stage: 256 lanes of 64 bytes in runs of kGatherStagedMinRunBytes (tuning.h) or
 // more, and a partial run at either end of a segment.
 inline constexpr int kStageRuns = kThreads * 64 / kGatherStagedMinRunBytes + 2;
@@ -790,8 +768,8 @@ inline constexpr int kStageRuns = kThreads * 64 / kGatherStagedMinRunBytes + 2;
 // runs_div: a Divider of the runs in a row (g.N / run) when nseg == 1 (a block's rows are whole).
 template <class In, class Op, class Out0, class Out1>
 __global__ void __launch_bounds__(kThreads)
-    gather_staged_kernel(const In* __restrict__ x, Gather g, int64_t span, Divider runs_div, int W, int64_t nseg,
-                         Outs<Out0, Out1> out, typename Op::Acc* __restrict__ partials, red::Params prm) {
+    gather_staged_kernel(const In* __restrict__ x, Gather g, Divider runs_div, int W, int64_t nseg, Outs<Out0, Out1> out,
+                         typename Op::Acc* __restrict__ partials, red::Params prm) {
   using Acc = typename Op::Acc;
   using Raw = typename RawOf<sizeof(In)>::T;
   constexpr int G = 64 / sizeof(In), kLogG = G == 8 ? 3 : G == 16 ? 4 : G == 32 ? 5 : 6;
@@ -831,69 +809,26 @@ __global__ void __launch_bounds__(kThreads)
     run_q0[j] = static_cast<int>((r << lw) * G + m * n0) - static_cast<int>(p0);
   }
   __syncthreads();
-  if constexpr (sizeof(In) <= 2) {
-    // 1- and 2-byte values 8 bytes at a time (a chunk of C values), walked in stage order (the
-    // block's slots, a row's padding past its N values skipped): one division and one table read
-    // a chunk, three aligned word loads shifted into place, and, where the chunk crosses into the
-    // next run (runs are 16 bytes or more: at most once), three more for its second piece, the
-    // two joined by byte permutes. One value at a time cost about 25 instructions a byte (run 2).
-    constexpr int C = 8 / static_cast<int>(sizeof(In)), kChunks = 8;
-    const uint32_t qtotal = nseg > 1 ? vl : static_cast<uint32_t>(nrows) << (lw + kLogG);
-    const uint32_t row_mask = (uint32_t{1} << (lw + kLogG)) - 1, len = static_cast<uint32_t>(L);
-    const unsigned char* xb = reinterpret_cast<const unsigned char*>(x);
-    const uintptr_t lo = reinterpret_cast<uintptr_t>(x), hi = reinterpret_cast<uintptr_t>(x + span);
-    for (uint32_t c0 = 0; c0 < qtotal; c0 += kThreads * C * kChunks) {
-      uint2 w[kChunks];
-      uint32_t at[kChunks];
-      bool ok[kChunks];
+  const uint32_t total = nseg > 1 ? vl : static_cast<uint32_t>(nrows) * vl;
+  const Raw* xr = reinterpret_cast<const Raw*>(x);
+  for (uint32_t s0 = 0; s0 < total; s0 += kThreads * kStageLoads<In>) {
+    Raw v[kStageLoads<In>];
+    int q[kStageLoads<In>];
 #pragma unroll
-      for (int u = 0; u < kChunks; ++u) {
-        const uint32_t q = c0 + (u * kThreads + tid) * C;  // the chunk's first stage place
-        const uint32_t r = nseg > 1 ? 0u : q >> (lw + kLogG), k = p0 + (nseg > 1 ? q : q & row_mask);
-        ok[u] = q < qtotal && k < len;
-        if (ok[u]) {
-          const uint32_t m = div_by(run, k), e = k - m * n0, d = n0 - e;  // position k: run m, place e, d values left in it
-          const uint32_t j = nseg > 1 ? m - m0 : r * runs_div.d + m;
-          const int nb = static_cast<int>((len - k < C ? len - k : C) * sizeof(In));  // the chunk's bytes in the row
-          const int db = static_cast<int>((d < C ? d : C) * sizeof(In));               // of them, run m's
-          uint2 v = load8_at(xb + (run_src[j] + e) * sizeof(In), 0, nb < db ? nb : db, lo, hi);
-          // planted: a crossing chunk takes run m's last value from its second piece (the place before run m + 1)
-          const int cut = RK_FAULT_IS(GatherStagedRun) && db < nb ? db - static_cast<int>(sizeof(In)) : db;
-          if (cut < nb) {  // the rest from run m + 1 (in this row: k + d < N)
-            const uint2 v2 = load8_at(xb + run_src[j + 1] * sizeof(In) - db, cut, nb, lo, hi);
-            v.x = __byte_perm(v.x, v2.x, first_bytes_sel(cut < 4 ? cut : 4));
-            v.y = __byte_perm(v.y, v2.y, first_bytes_sel(cut > 4 ? cut - 4 : 0));
-          }
-          w[u] = v;
-          at[u] = (q >> kLogG) * kStageSlotBytes + (q & (G - 1)) * static_cast<uint32_t>(sizeof(In));
-        }
+    for (int u = 0; u < kStageLoads<In>; ++u) {
+      const uint32_t s = s0 + u * kThreads + tid;
+      if (s < total) {
+        const uint32_t k = p0 + s, m = div_by(run, k), j = m - m0;  // value k of the block: run m, place e in it
+        uint32_t e = k - m * n0;
+        q[u] = run_q0[j] + static_cast<int>(e);
+        if (RK_FAULT_IS(GatherStagedRun) && e + 1 == n0) --e;  // planted: a run's last value read from the place before it
+        v[u] = __ldg(xr + run_src[j] + e);
       }
-#pragma unroll
-      for (int u = 0; u < kChunks; ++u)
-        if (ok[u]) *reinterpret_cast<uint2*>(stage + at[u]) = w[u];
     }
-  } else {
-    const uint32_t total = nseg > 1 ? vl : static_cast<uint32_t>(nrows) * vl;
-    const Raw* xr = reinterpret_cast<const Raw*>(x);
-    for (uint32_t s0 = 0; s0 < total; s0 += kThreads * kStageLoads<In>) {
-      Raw v[kStageLoads<In>];
-      int q[kStageLoads<In>];
 #pragma unroll
-      for (int u = 0; u < kStageLoads<In>; ++u) {
-        const uint32_t s = s0 + u * kThreads + tid;
-        if (s < total) {
-          const uint32_t k = p0 + s, m = div_by(run, k), j = m - m0;  // value k of the block: run m, place e in it
-          uint32_t e = k - m * n0;
-          q[u] = run_q0[j] + static_cast<int>(e);
-          if (RK_FAULT_IS(GatherStagedRun) && e + 1 == n0) --e;  // planted: a run's last value read from the place before it
-          v[u] = __ldg(xr + run_src[j] + e);
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < kStageLoads<In>; ++u)
-        if (s0 + u * kThreads + tid < total)
-          *reinterpret_cast<Raw*>(stage + (q[u] >> kLogG) * kStageSlotBytes + (q[u] & (G - 1)) * static_cast<int>(sizeof(In))) = v[u];
-    }
+    for (int u = 0; u < kStageLoads<In>; ++u)
+      if (s0 + u * kThreads + tid < total)
+        *reinterpret_cast<Raw*>(stage + (q[u] >> kLogG) * kStageSlotBytes + (q[u] & (G - 1)) * static_cast<int>(sizeof(In))) = v[u];
   }
   __syncthreads();
   const int64_t row = pos.row, t = pos.t;  // this thread's lane: slot tid of the stage
@@ -1308,7 +1243,7 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
       const int64_t run = gather.rsize[gather.nr - 1].d;
       if (gather.rstride[gather.nr - 1] != 1) return cudaErrorInvalidValue;
       if (gather_staged(run, static_cast<int>(sizeof(In)), o)) {
-        e = launch_maybe_pdl(gather_staged_kernel<In, Op, Out0, Out1>, grid, block, stream, pdl, x, gather, span,
+        e = launch_maybe_pdl(gather_staged_kernel<In, Op, Out0, Out1>, grid, block, stream, pdl, x, gather,
                              Divider::of(static_cast<uint32_t>(s.nseg > 1 ? 1 : extent / run)), s.W, s.nseg, out, partials, prm);
       } else {
         if (run < G) return cudaErrorInvalidValue;

@@ -147,6 +147,18 @@ RK_HD double exp_scaled(double v) {
 #endif
 }
 RK_HD double m_log(double v) { return log(v); }
+// a * b + c where nvcc fuses it into one fma (its default contraction; which products it fuses is
+// read from the PTX, benchmarks/ptx_compare.py), rounded once on the CPU too, which is built with
+// -ffp-contract=off: the operator then gives the same bits on both backends (issue 21). The GPU
+// keeps the plain expression, so its instructions do not change (0 kernels differ).
+template <class T>
+RK_HD T m_fused(T a, T b, T c) {
+#if defined(__CUDA_ARCH__)
+  return c + a * b;
+#else
+  return std::fma(a, b, c);
+#endif
+}
 RK_HD float m_pow(float a, float b) { return powf(a, b); }
 RK_HD double m_pow(double a, double b) { return pow(a, b); }
 template <class T>
@@ -355,7 +367,7 @@ struct Welford {
     const int64_t n = a.n + 1;
     const A x = static_cast<A>(v), d = x - a.mean;
     const A mean = a.mean + d / static_cast<A>(n);
-    return {mean, a.m2 + d * (x - mean), n};
+    return {mean, m_fused(d, x - mean, a.m2), n};
   }
   template <int N>
   RK_HD static Acc lane(const T (&v)[N], int cnt, int64_t, const Params&) {
@@ -375,7 +387,7 @@ struct Welford {
     for (int k = 0; k < N; ++k) {
       if (k < cnt) {
         const T d = (v[k] - c) - ms;
-        m2 += d * d;
+        m2 = m_fused(d, d, m2);
       }
     }
     // A run whose differences or squares overflow the value type (finite values near its largest,
@@ -425,7 +437,7 @@ struct Welford {
     for (int k = 0; k < N; ++k) {
       if (k < cnt) {
         const A d = (static_cast<A>(v[k]) * down - c) - ms;
-        m2 += d * d;
+        m2 = m_fused(d, d, m2);
       }
     }
     return {t / static_cast<A>(cnt) * up, m2 * up * up, cnt};
@@ -442,8 +454,9 @@ struct Welford {
     // Means of opposite signs near A's largest value overflow their difference: the mean is then
     // the weighted average of the two (finite), and M2 is past the range (inf). Infinite means
     // (inf inputs) give inf or NaN there, as torch's mean does.
-    if (!is_finite(d)) return {a.mean * (A(1) - fb) + b.mean * fb, a.m2 + b.m2 + corr, n};
-    return {a.mean + d * fb, a.m2 + b.m2 + corr, n};
+    // nvcc fused these two (the PTX), not the sums of M2.
+    if (!is_finite(d)) return {m_fused(b.mean, fb, a.mean * (A(1) - fb)), a.m2 + b.m2 + corr, n};
+    return {m_fused(d, fb, a.mean), a.m2 + b.m2 + corr, n};
   }
   RK_HD static Pair<A> project(Acc a, const Params& p) {
     const double dof = static_cast<double>(a.n) - p.correction;

@@ -201,7 +201,7 @@ struct TileTree {
 
 // The lane of cnt (<= G) values at x (stride s), whose first has index i0.
 template <class In, class Op>
-__attribute__((always_inline)) inline typename Op::Acc lane_body(const In* x, int64_t s, int cnt, int64_t i0, const red::Params& p) {
+__attribute__((always_inline)) inline typename Op::Acc lane(const In* x, int64_t s, int cnt, int64_t i0, const red::Params& p) {
   constexpr int G = 64 / sizeof(In);
   using T = typename Op::T;
   if constexpr (Op::kBatched) {
@@ -213,18 +213,6 @@ __attribute__((always_inline)) inline typename Op::Acc lane_body(const In* x, in
     for (int k = 0; k < cnt; ++k) acc = Op::enter(acc, cvt<T>(x[k * s]), i0 + k, p);
     return acc;
   }
-}
-
-#if RK_OPS_AVX2_LANES
-inline bool cpu_has_fma() {
-  static const bool has = __builtin_cpu_supports("fma");
-  return has;
-}
-#endif
-
-template <class In, class Op>
-typename Op::Acc lane(const In* x, int64_t s, int cnt, int64_t i0, const red::Params& p) {
-  return lane_body<In, Op>(x, s, cnt, i0, p);
 }
 
 // Whole lanes reduced together by a non-batched operator (kJoint chains of G dependent operations).
@@ -1012,26 +1000,27 @@ __attribute__((always_inline)) inline void lanes_body(const In* x, int64_t s, in
   constexpr int64_t G = 64 / sizeof(In);
   for (; l < l1; ++l) {
     const int64_t i0 = l * G;
-    st.push(lane_body<In, Op>(x + i0 * s, s, static_cast<int>(std::min<int64_t>(G, n - i0)), i0, p));
+    st.push(lane<In, Op>(x + i0 * s, s, static_cast<int>(std::min<int64_t>(G, n - i0)), i0, p));
   }
 }
 
 #if RK_OPS_AVX2_LANES
-// The same compiled for FMA, for the batched operators: Welford's lane and merges fuse the
-// products nvcc fuses (red::m_fused, std::fma), one instruction each here where the default
-// build calls libm's fma, which took float32 var rows 1.4x and float64 1.8x their time (NOTES.md,
-// session 44). The build's -ffp-contract=off still fuses nothing else.
+// The same compiled for FMA (RK_OPS_FMA, taken where cpu_avx2(), which checks FMA too), for the
+// batched operators: Welford's lane and merges fuse the products nvcc fuses (red::m_fused,
+// std::fma), one instruction each here where the default build calls libm's fma, which took
+// float32 var rows 1.4x and float64 1.8x their time (NOTES.md, session 44). The build's
+// -ffp-contract=off still fuses nothing else.
 template <class In, class Op>
-__attribute__((target("fma"))) void lanes_fma(const In* x, int64_t s, int64_t n, int64_t l, int64_t l1, TreeStack<Op>& st,
+RK_OPS_FMA void lanes_fma(const In* x, int64_t s, int64_t n, int64_t l, int64_t l1, TreeStack<Op>& st,
                                                const red::Params& p) {
   lanes_body<In, Op>(x, s, n, l, l1, st, p);
 }
 
 // A batched operator's lanes of nc adjacent columns (column_lanes), compiled for FMA likewise.
 template <class In, class Op>
-__attribute__((target("fma"))) void column_lanes_fma(const In* x, int64_t ld, int64_t c, int64_t nc, int cnt, int64_t i0,
+RK_OPS_FMA void column_lanes_fma(const In* x, int64_t ld, int64_t c, int64_t nc, int cnt, int64_t i0,
                                                       typename Op::Acc* acc, const red::Params& p) {
-  for (; c < nc; ++c) acc[c] = lane_body<In, Op>(x + c, ld, cnt, i0, p);
+  for (; c < nc; ++c) acc[c] = lane<In, Op>(x + c, ld, cnt, i0, p);
 }
 #endif
 
@@ -1088,7 +1077,7 @@ void lanes(const In* x, int64_t s, int64_t n, int64_t l0, int64_t l1, TreeStack<
   }
 #if RK_OPS_AVX2_LANES
   if constexpr (Op::kBatched) {
-    if (cpu_has_fma()) return lanes_fma<In, Op>(x, s, n, l, l1, st, p);
+    if (cpu_avx2()) return lanes_fma<In, Op>(x, s, n, l, l1, st, p);
   }
 #endif
   lanes_body<In, Op>(x, s, n, l, l1, st, p);
@@ -1109,7 +1098,7 @@ void column_lanes(const In* x, int64_t ld, int64_t nc, int cnt, int64_t i0, type
     }
 #endif
 #if RK_OPS_AVX2_LANES
-    if (cpu_has_fma()) return column_lanes_fma<In, Op>(x, ld, c, nc, cnt, i0, acc, p);
+    if (cpu_avx2()) return column_lanes_fma<In, Op>(x, ld, c, nc, cnt, i0, acc, p);
 #endif
     for (; c < nc; ++c) acc[c] = lane<In, Op>(x + c, ld, cnt, i0, p);
   } else {

@@ -6,13 +6,15 @@
 # short device call:
 #   bash benchmarks/exact_lab/build.sh [OLD_REV]   # bin/lab_new (working tree), bin/lab_old (OLD_REV's exact.cu, default HEAD)
 #   (device) bash benchmarks/exact_lab/run.sh      # carry benchmarks/exact_lab/bin; LAB_BINS, LAB_ARGS, NCU_RUNS, LAB_TAG
+# LAB_DEFS: more nvcc flags for both builds, e.g. LAB_DEFS=-DRK_EXACT_TRACE (each case then also
+# prints its kernel's timeline: exact.cu's RK_TRACE points; both revisions must have them).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 OUT=benchmarks/exact_lab/bin
 mkdir -p "$OUT"
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
-F="-Icsrc -D__CUDA_NO_HALF_OPERATORS__ -D__CUDA_NO_HALF_CONVERSIONS__ -D__CUDA_NO_BFLOAT16_CONVERSIONS__ -D__CUDA_NO_HALF2_OPERATORS__ --expt-relaxed-constexpr -O3 -gencode=arch=compute_90a,code=sm_90a -std=c++17 -lineinfo"
+F="${LAB_DEFS:-} -Icsrc -D__CUDA_NO_HALF_OPERATORS__ -D__CUDA_NO_HALF_CONVERSIONS__ -D__CUDA_NO_BFLOAT16_CONVERSIONS__ -D__CUDA_NO_HALF2_OPERATORS__ --expt-relaxed-constexpr -O3 -gencode=arch=compute_90a,code=sm_90a -std=c++17 -lineinfo"
 # The old build compiles against its own revision's csrc (its headers may differ).
 rm -rf "$OUT/old" && mkdir -p "$OUT/old" && git archive "${1:-HEAD}" csrc | tar -x -C "$OUT/old"
 "$NVCC" $F -DEXACT_CU='"cuda/engine/exact.cu"' -DNEWAPI benchmarks/exact_lab/lab.cu -o "$OUT/lab_new" &

@@ -87,7 +87,46 @@ __global__ void read_kernel(const uint4* __restrict__ v, int64_t nvec, unsigned*
 
 static double median(std::vector<float> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
 
+#ifdef RK_EXACT_TRACE
+// One more launch with the kernel's timeline recorded (exact.cu's RK_TRACE points: 0 entry, 1 the
+// values begin, 2 the values end, 3 the block's counts are ready, 4 its words are added, 5 the row's
+// last block is done). Per point, over the blocks that reached it: the time since the first block's
+// entry (globaltimer, us), median and largest; and the block's own cycles since its entry (clock64),
+// median, in us at clock_ghz.
+static void trace_case(rk::ExactArgs a, void* ws, cudaStream_t st, double clock_ghz) {
+  using rk::kTraceBlocks;
+  using rk::kTracePoints;
+  const size_t n = size_t(kTraceBlocks) * kTracePoints * 2;
+  std::vector<unsigned long long> zero(n, 0), t(n);
+  CK(cudaMemcpyToSymbol(rk::g_exact_trace, zero.data(), n * 8));
+  a.workspace = ws;
+  CK(rk::exact_launch(a));
+  CK(cudaStreamSynchronize(st));
+  CK(cudaMemcpyFromSymbol(t.data(), rk::g_exact_trace, n * 8));
+  unsigned long long t0 = ~0ull;
+  int blocks = 0;
+  for (int b = 0; b < kTraceBlocks; ++b)
+    if (t[(b * kTracePoints) * 2]) t0 = std::min(t0, t[(b * kTracePoints) * 2]), ++blocks;
+  printf("    trace: %d blocks;", blocks);
+  const char* names[6] = {"entry", "values", "values_end", "block_end", "added", "row_end"};
+  for (int k = 0; k < 6; ++k) {
+    std::vector<float> g, c;
+    for (int b = 0; b < kTraceBlocks; ++b) {
+      const unsigned long long gk = t[(b * kTracePoints + k) * 2], ck = t[(b * kTracePoints + k) * 2 + 1];
+      if (!gk || !t[(b * kTracePoints) * 2]) continue;
+      g.push_back((gk - t0) * 1e-3f);
+      c.push_back(static_cast<float>((ck - t[(b * kTracePoints) * 2 + 1]) / (clock_ghz * 1e3)));
+    }
+    if (g.empty()) continue;
+    printf(" %s %.2f/%.2f (own %.2f)", names[k], median(g), *std::max_element(g.begin(), g.end()), median(c));
+  }
+  printf("\n");
+}
+#endif
+
 struct DT { const char* name; rk::DType dt; int bytes; rk::exact::OutFmt o; };
+
+static double clock_ghz = 1.98;
 
 template <class T>
 void run_case(const DT& d, int lg, const std::vector<int>& fams, int reps, int sms) {
@@ -146,6 +185,9 @@ void run_case(const DT& d, int lg, const std::vector<int>& fams, int reps, int s
     const double rm = median(tr) * 1e3, em = median(te) * 1e3;
     printf("%-8s 2^%d fam%d  read %8.1f us  exact %8.1f us  ratio %5.2f  %5.1f%%ceil  mismatch %d/%d  bits %016llx\n", d.name, lg, fam, rm, em,
            em / rm, 100.0 * bytes / (em * 1e-6) / 4.6e12, mism, nbuf, (unsigned long long)h[0]);
+#ifdef RK_EXACT_TRACE
+    trace_case(args(0, false), ws, st, clock_ghz);
+#endif
     fflush(stdout);
   }
   for (auto b : bufs) cudaFree(b);
@@ -163,7 +205,10 @@ int main(int argc, char** argv) {
   std::vector<int> fams; for (auto& f : split(fs)) fams.push_back(atoi(f.c_str()));
   int sms; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaDeviceProp prop; CK(cudaGetDeviceProperties(&prop, 0));
-  printf("# %s, %d SMs\n", prop.name, sms);
+  int khz = 0;
+  CK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
+  if (khz > 0) clock_ghz = khz * 1e-6;
+  printf("# %s, %d SMs, %.2f GHz\n", prop.name, sms, clock_ghz);
   for (auto& ds : split(dts)) for (auto& ls : split(lgs)) {
     const int lg = atoi(ls.c_str());
     if (ds == "f32") run_case<float>({"float32", rk::DType::Float32, 4, rk::exact::OutFmt::Single}, lg, fams, reps, sms);

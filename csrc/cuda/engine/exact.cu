@@ -36,6 +36,28 @@ using exact::Format;
 constexpr int kExactAccSlots = 128;
 __device__ long long g_exact_acc[kExactAccSlots * kExactAccWords];
 
+// The lab's timeline (benchmarks/exact_lab, built with -DRK_EXACT_TRACE; compiled out otherwise):
+// thread 0 of each of the first kTraceBlocks blocks records %globaltimer (ns, common to all SMs)
+// and clock64 (its SM's cycles) at a kernel's numbered points, so that the lab can say where a
+// row's time goes: the start, the values, the block's end, the row's end.
+#ifdef RK_EXACT_TRACE
+constexpr int kTraceBlocks = 4096, kTracePoints = 8;
+__device__ unsigned long long g_exact_trace[kTraceBlocks * kTracePoints * 2];
+#define RK_TRACE(k)                                                                                       \
+  do {                                                                                                    \
+    if (threadIdx.x == 0 && blockIdx.x < kTraceBlocks) {                                                  \
+      unsigned long long g_;                                                                              \
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g_));                                              \
+      g_exact_trace[(blockIdx.x * kTracePoints + (k)) * 2] = g_;                                          \
+      g_exact_trace[(blockIdx.x * kTracePoints + (k)) * 2 + 1] = static_cast<unsigned long long>(clock64()); \
+    }                                                                                                     \
+  } while (0)
+#else
+#define RK_TRACE(k) \
+  do {              \
+  } while (0)
+#endif
+
 // float16 without a conversion instruction. A float16's exponent and significand fields, put in a
 // float64's high word at the same positions from the top (sign at bit 63, the 5-bit exponent at
 // the low end of the 11-bit field), make a float64 of exactly the value times 2^-1008: normal and
@@ -770,6 +792,7 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
   __shared__ long long s_acc[kWords];  // the block's, then the row's, unit counts and special counts
   __shared__ long long s_limbs[kFmt.limbs];
   __shared__ bool is_last;
+  RK_TRACE(0);
   const int tid = threadIdx.x, warp = tid >> 5;
   Bin* const all_bins = reinterpret_cast<Bin*>(smem);  // [kBins][BLOCK]
   Bin* const bins = all_bins + tid;                     // this thread's column: bins[b * BLOCK]
@@ -814,10 +837,12 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
     if (gtid < sp.tail) on_bits(scalar_bits(p.len - sp.tail + gtid));
   };
 
+  RK_TRACE(1);
   walk([&](uint32_t w) {
     const int b = Lay::bin(w);
     bins[b * BLOCK] += Lay::value(w, b);
   });
+  RK_TRACE(2);
   allow_dependent_launch();
 
   // inf or NaN made the last bin non-finite somewhere in the block. A sum: the bin alone says which
@@ -865,9 +890,13 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
     if (q == 0) s_acc[b] = __double2ll_rn(s * Lay::count_scale(b));
   }
   __syncthreads();
+  RK_TRACE(3);
 
-  if (p.bpr > 1 && !gather_row<kWords, BLOCK>(p, row, part, s_acc, &is_last)) return;
+  const bool last = p.bpr == 1 || gather_row<kWords, BLOCK>(p, row, part, s_acc, &is_last);
+  RK_TRACE(4);
+  if (!last) return;
   if (warp == 0) finish_binned<In>(s_acc, s_limbs, p, row);
+  RK_TRACE(5);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -956,6 +985,7 @@ __global__ void __launch_bounds__(BLOCK) chunked_kernel(const double* __restrict
   __shared__ long long s_acc[kWords];  // the block's, then the row's, chunk sums and special counts
   __shared__ long long s_limbs[kFmt.limbs];
   __shared__ bool is_last;
+  RK_TRACE(0);
   const int tid = threadIdx.x;
   long long* const all = reinterpret_cast<long long*>(smem);  // [kChunks][BLOCK]
   long long* const col = all + tid;                             // this thread's chunks: col[c * BLOCK]
@@ -1000,6 +1030,7 @@ __global__ void __launch_bounds__(BLOCK) chunked_kernel(const double* __restrict
   };
   constexpr int kIterPerCarry = kCarryValues / (2 * UNROLL);
   int since = 0;
+  RK_TRACE(1);
   for_sweeps<BLOCK, UNROLL>(
       body, sp.nvec, part * kStep + tid, sweep,
       [&](uint4 (&r)[UNROLL]) {
@@ -1015,6 +1046,7 @@ __global__ void __launch_bounds__(BLOCK) chunked_kernel(const double* __restrict
       });
   if (gtid < sp.head) on_scalar(xr[gtid]);
   if (gtid < sp.tail) on_scalar(xr[p.len - sp.tail + gtid]);
+  RK_TRACE(2);
   allow_dependent_launch();
   carry<BLOCK>(col);
   const int sp3[exact::kSpecials] = {nan, pinf, ninf};  // exact::AccHalf's order: NaN, +inf, -inf
@@ -1032,8 +1064,11 @@ __global__ void __launch_bounds__(BLOCK) chunked_kernel(const double* __restrict
     s_acc[c] = v;
   }
   __syncthreads();
+  RK_TRACE(3);
 
-  if (p.bpr > 1 && !gather_row<kWords, BLOCK>(p, row, part, s_acc, &is_last)) return;
+  const bool last = p.bpr == 1 || gather_row<kWords, BLOCK>(p, row, part, s_acc, &is_last);
+  RK_TRACE(4);
+  if (!last) return;
   // The row's exact sum is sum_c s_acc[c] * 2^(32c - 1074): into the limbs, then one rounding.
   for (int c = tid; c < kChunks; c += BLOCK)
     if (s_acc[c]) count_to_limbs(s_acc[c], 32 * c - 1074, kFmt, s_limbs);
@@ -1042,6 +1077,7 @@ __global__ void __launch_bounds__(BLOCK) chunked_kernel(const double* __restrict
   auto* limbs = reinterpret_cast<int64_t*>(s_limbs);
   const int64_t spc[exact::kSpecials] = {s_acc[kChunks], s_acc[kChunks + 1], s_acc[kChunks + 2]};
   finish_limbs(limbs, kFmt, spc, p, row);
+  RK_TRACE(5);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1086,6 +1122,7 @@ __global__ void __launch_bounds__(BLOCK) half_kernel(const __half* __restrict__ 
   __shared__ long long s_limbs[kFmt.limbs];
   __shared__ long long s_warp[BLOCK / 32];
   __shared__ bool is_last;
+  RK_TRACE(0);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   for (int i = tid; i < kWords; i += BLOCK) s_acc[i] = 0;
   for (int i = tid; i < kFmt.limbs; i += BLOCK) s_limbs[i] = 0;
@@ -1101,6 +1138,7 @@ __global__ void __launch_bounds__(BLOCK) half_kernel(const __half* __restrict__ 
   const int64_t gtid = static_cast<int64_t>(part) * BLOCK + tid;
   HalfRunT<true> acc;
   binned::NoSink none;  // a count flush has no sink
+  RK_TRACE(1);
   for_sweeps<BLOCK, UNROLL>(
       body, sp.nvec, part * kStep + tid, sweep,
       [&](uint4 (&r)[UNROLL]) {
@@ -1110,6 +1148,7 @@ __global__ void __launch_bounds__(BLOCK) half_kernel(const __half* __restrict__ 
       [&](const uint4& v) { acc.add_vec(v, kFmt, none); });
   if (gtid < sp.head) acc.add_bits(__half_as_ushort(xr[gtid]), kFmt, none);
   if (gtid < sp.tail) acc.add_bits(__half_as_ushort(xr[p.len - sp.tail + gtid]), kFmt, none);
+  RK_TRACE(2);
   allow_dependent_launch();
   acc.flush(kFmt, none);
 
@@ -1131,8 +1170,12 @@ __global__ void __launch_bounds__(BLOCK) half_kernel(const __half* __restrict__ 
     s_acc[1] = t >> 32;  // arithmetic: the count is s_acc[1] * 2^32 + s_acc[0]
   }
   __syncthreads();
-  if (p.bpr > 1 && !gather_row<kWords, BLOCK>(p, row, part, s_acc, &is_last)) return;
+  RK_TRACE(3);
+  const bool last = p.bpr == 1 || gather_row<kWords, BLOCK>(p, row, part, s_acc, &is_last);
+  RK_TRACE(4);
+  if (!last) return;
   if (tid == 0) finish_half(s_acc, s_limbs, p, row);
+  RK_TRACE(5);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 // input. Not the benchmark of record (bench_exact_families.py is: against auto and RFA, graph and
 // eager): a quick A/B of two builds of exact.cu, NOTES.md issue 22 part 4.
 //   lab DTYPES LOG2S FAMILIES REPS     e.g. lab f32,bf16 24,26,28 0,1,2,3,4 20
+// LAB_PDL set: launches allow programmatic dependent launch, as the extension's do on sm_90.
 // NEWAPI: the build's ExactArgs has the stream's accumulator words (`acc`).
 #include EXACT_CU
 #include <algorithm>
@@ -144,7 +145,7 @@ void run_case(const DT& d, int lg, const std::vector<int>& fams, int reps, int s
   auto args = [&](int k, bool ref) {
     rk::ExactArgs a;
     a.in = bufs[k]; a.rows = 1; a.len = n; a.dtype = d.dt; a.out = outs + 2 * k + (ref ? 1 : 0); a.out_fmt = d.o;
-    a.stream = st; a.num_sms = sms; a.cc = 90; a.pdl = false;
+    a.stream = st; a.num_sms = sms; a.cc = 90; a.pdl = getenv("LAB_PDL") != nullptr;
 #ifdef NEWAPI
     a.counter = counter; a.acc = acc;
 #endif

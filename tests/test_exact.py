@@ -8,8 +8,9 @@ exact_spill_low (benchmarks/results/h200/faults.md), on the chunked path (float6
 exact_no_carry (test_chunked_path_worst_case) and exact_chunk_special, on float16 exact_half_field
 and exact_half_special, on the binned path (float32 and bfloat16) exact_bin_shift, exact_no_recount
 and exact_drop_block, and on all the value-independent paths exact_bin_cap
-(test_value_caps_worst_case, test_columns_caps) and exact_keep_words
-(test_stream_words_graph_and_streams), and on the columns paths exact_columns_tail
+(test_value_caps_worst_case, test_columns_caps), exact_keep_words
+(test_stream_words_graph_and_streams) and exact_pool_unit (test_value_independent_paths_small, whose
+forced grids of three blocks give rows a pool), and on the columns paths exact_columns_tail
 (test_columns_in_place), exact_warp_rows_lane (test_short_rows) and exact_warp_sticky
 (test_binned_ends_rounding), must fail these tests.
 """
@@ -358,8 +359,8 @@ def test_short_rows(dtype):
 
 
 def rounding_cases(dtype):
-    """Rows whose exact sums sit on the output's rounding edges, for the binned paths' warp ends
-    (exact.cu's warp_round_limbs): midpoints with a sticky bit far below the top three 32-bit
+    """Rows whose exact sums sit on the output's rounding edges, for the warp ends of the binned and
+    chunked paths (exact.cu's warp_round_digits): midpoints with a sticky bit far below the top three 32-bit
     digits (either sign), bare midpoints (ties to even), negative sums (two's complement digits),
     cancellation to exactly zero (+0), to a subnormal and to 1, overflow at and beyond the largest
     finite value's midpoint."""
@@ -393,6 +394,34 @@ def test_binned_ends_rounding(dtype):
             for i in range(len(cases)):
                 ref = correctly_rounded(rows[i], out or dtype)
                 assert same_value(got[i].item(), ref), (out, x.shape, cases[i], got[i].item(), ref)
+
+
+@pytest.mark.cuda
+def test_chunked_end_rounding():
+    """float64's chunked path forced onto rows of 2^14 values (one block a row, and three, whose
+    rows then have a pool of units), rows and single rows (the stream's words): every edge of
+    rounding_cases goes through its warp end (warp_round_digits over the 66 chunk sums: a borrow
+    through every digit above a negative sum's, a sticky bit 2^1000 below the top digit, overflow):
+    the CPU's bits, and the exact rational sum rounded once."""
+    dtype = torch.float64
+    cases = rounding_cases(dtype)
+    rows = torch.zeros(len(cases), 2**14, dtype=dtype)
+    for i, c in enumerate(cases):
+        rows[i, 1000:1000 + len(c)] = torch.tensor(c, dtype=dtype)
+    want = reducekit.sum(rows, 1, method="exact")
+    for i in range(len(cases)):
+        assert same_value(want[i].item(), correctly_rounded(rows[i], dtype)), (cases[i], want[i].item())
+    xc = rows.cuda()
+    try:
+        for bpr in (1, 3):
+            reducekit._C._exact_config(128, 4, bpr)
+            got = reducekit.sum(xc, 1, method="exact").cpu()
+            assert same_bits(got, want), (bpr, got.tolist(), want.tolist())
+            for i in range(len(cases)):
+                one = reducekit.sum(xc[i], method="exact").cpu()
+                assert same_bits(one, want[i]), (bpr, cases[i], one.item(), want[i].item())
+    finally:
+        reducekit._C._exact_config(0, 0, 0)
 
 
 # (shape, dim, layout): reduced dims that merge into one strided run, read in place on CUDA by the

@@ -173,6 +173,13 @@ inline int ops_rows_lanes_per_thread(int elem_bytes, bool select) {
 inline constexpr int kExactBinnedBlock = 128;
 inline constexpr int kExactBinnedUnroll = 4;
 inline constexpr int64_t exact_binned_min_values(int elem_bytes) { return elem_bytes == 8 ? int64_t(1) << 22 : int64_t(1) << 14; }
+// The share of a long row's units that the value-independent block kernels leave to a pool (exact.cu,
+// RowUnits): 1 / kExactPoolShare, taken by whichever blocks are done with their static units. The
+// static split made a row wait on its slowest block: the last block's values ended 1.5-3 us after
+// the median's at 2^24 values and 4.6-13.5 us at 2^26 (H200, session 45, NOTES.md issue 22 part 6).
+inline constexpr int kExactPoolShare = 4;
+// Units a block takes from the pool at once (one atomic, asked for this many units ahead).
+inline constexpr int kExactPoolRun = 4;
 // Rows below exact_binned_min_values of float32, bfloat16 and float16, several rows: a warp a row
 // (exact.cu's warp_rows_kernel, sums; float16's partial words too) from this length up; shorter
 // rows keep the checked path. Measured on the final code (benchmarks/tune_exact_rows.py, H200,

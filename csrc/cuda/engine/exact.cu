@@ -337,6 +337,7 @@ struct ExactParams {
   int* part_flag;      // [rows * bpr]: whether the block spilled
   long long* part_l;   // [rows * bpr][limbs + 3]: a spilled block's limbs and special counts
   unsigned* counters;  // [rows] (or the stream's counter when rows == 1): arrival tickets, reset by the last block
+  unsigned* pools;     // value-independent rows: [rows] pool counters (RowUnits), reset by the last block
   void* out;           // rows values of format `o`, or rows x kExactWords int64 (words)
   exact::OutFmt o;
   bool words;
@@ -467,48 +468,171 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) exact_kernel(const In* __
   finish_limbs(limbs, f, sp3, p, row);
 }
 
-// The value-independent paths' walk over a row's body of nvec 16-byte vectors: this thread's full
-// sweeps of UNROLL vectors (thread `first` of a grid of `sweep` vectors per sweep) go to
-// on_group(r), each loaded one sweep ahead, so that loads stay in flight while the thread adds
-// (these kernels run few warps per SM: their shared memory); the vectors of the last, partial
-// sweep go to on_vec(v) one by one. first_sweep loads the first sweep into `next` (a caller may
-// issue it early: the short rows' warps load a row's first sweep before the previous row's end);
-// sweeps_from walks from there.
+// The short rows' walk over a row's body of nvec 16-byte vectors by a warp (BLOCK = 32 lanes; lane
+// `first`; `sweep` = 32 UNROLL vectors): full sweeps of UNROLL vectors a lane (first + s sweep +
+// u BLOCK) go to on_group(r), each loaded one sweep ahead, so that loads stay in flight while the
+// lane adds; the vectors of the last, partial sweep (the same layout) are loaded with the last
+// full sweep and go to on_vec(v) one by one. first_sweep loads the first full sweep, or the
+// partial one if there is none, into `next` (the short rows' warps issue it before the previous
+// row's end); sweeps_from walks from there. The block kernels of long rows take units instead
+// (RowUnits, below).
+template <int BLOCK, int UNROLL>
+__device__ __forceinline__ void load_partial(const uint4* __restrict__ body, int64_t nvec, int64_t j, uint4 (&next)[UNROLL]) {
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u)
+    if (j + u * BLOCK < nvec) next[u] = __ldg(body + j + u * BLOCK);
+}
 template <int BLOCK, int UNROLL>
 __device__ __forceinline__ void first_sweep(const uint4* __restrict__ body, int64_t nvec, int64_t first, int64_t sweep, uint4 (&next)[UNROLL]) {
-  if (first < nvec / sweep * sweep) {
+  const int64_t full_end = nvec / sweep * sweep;
+  if (first < full_end) {
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) next[u] = __ldg(body + first + u * BLOCK);
+  } else {
+    load_partial<BLOCK, UNROLL>(body, nvec, full_end + first, next);
   }
 }
 template <int BLOCK, int UNROLL, class Group, class Vec>
 __device__ __forceinline__ void sweeps_from(const uint4* __restrict__ body, int64_t nvec, int64_t first, int64_t sweep, uint4 (&next)[UNROLL],
                                             Group&& on_group, Vec&& on_vec) {
   const int64_t full_end = nvec / sweep * sweep;
-  int64_t i = first;
-  for (; i < full_end; i += sweep) {
+  for (int64_t i = first; i < full_end; i += sweep) {
     uint4 r[UNROLL];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) r[u] = next[u];
     if (i + sweep < full_end) {
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) next[u] = __ldg(body + i + sweep + u * BLOCK);
+    } else {
+      load_partial<BLOCK, UNROLL>(body, nvec, full_end + first, next);
     }
     on_group(r);
   }
-  for (int64_t j = full_end + first; j < nvec; j += sweep) {  // at most once
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u)
-      if (j + u * BLOCK < nvec) on_vec(__ldg(body + j + u * BLOCK));
-  }
+  for (int u = 0; u < UNROLL; ++u)
+    if (full_end + first + u * BLOCK < nvec) on_vec(next[u]);
 }
-template <int BLOCK, int UNROLL, class Group, class Vec>
-__device__ __forceinline__ void for_sweeps(const uint4* __restrict__ body, int64_t nvec, int64_t first, int64_t sweep, Group&& on_group,
-                                           Vec&& on_vec) {
+
+// The long rows' schedule (binned, chunked and float16 block kernels): a row's body of nvec 16-byte
+// vectors in units of a block's sweep (kStep = BLOCK * UNROLL vectors, UNROLL a thread, BLOCK
+// apart); the last unit may be partial, its missing vectors read as zeros (they add nothing to an
+// exact sum, in bins, chunks or runs). Block `part` of the row's bpr takes units part + bpr s for
+// s < fixed (as every block did), then, if the row has a pool, runs of kExactPoolRun consecutive
+// units from the pool [bpr fixed, units), one atomic a run, until the pool is empty or the block
+// would pass `cap` units (the value caps: plan_bpr gives every row bpr x cap >= units).
+// Why the pool: with a static split the row waits on its slowest block, and blocks run at
+// different speeds (SMs see different bandwidth): on the H200 the last block's values ended 1.5-3
+// us after the median block's at 2^24 values and 4.6-13.5 us at 2^26 (NOTES.md, issue 22 part 6).
+// The pool holds the last 1/kExactPoolShare of the units, so that the fast blocks take them.
+// Each unit is loaded one unit ahead (loads stay in flight while the thread adds: these kernels run
+// few warps an SM). Thread 0 asks for a run kExactPoolRun units before the block needs it, so that
+// its atomic's latency hides behind the adds of the units between (a unit is only 0.2-0.5 us of
+// adds: asking one unit ahead for one unit stalled every block at every pool unit), and every
+// thread reads the run's first unit after one barrier a run.
+struct RowUnits {
+  int64_t nvec;   // the row's 16-byte vectors
+  int64_t units;  // ceil(nvec / kStep)
+  int64_t fixed;  // static units of every block (all of them without a pool)
+  int64_t cap;    // units a block may take
+  int part, bpr;
+  unsigned* pool;  // the row's pool counter (zero before the launch, zeroed by its last block), or nullptr
+};
+
+// The units a block of BLOCK x UNROLL may take under In's value caps (ExactBinCap plants none).
+template <class In, int BLOCK, int UNROLL>
+constexpr int64_t unit_cap();
+
+template <class In, int BLOCK, int UNROLL>
+__device__ __forceinline__ RowUnits row_units(const ExactParams& p, int64_t nvec, int part, unsigned* pool) {
+  constexpr int64_t kStep = static_cast<int64_t>(BLOCK) * UNROLL;
+  RowUnits ru;
+  ru.nvec = nvec;
+  ru.units = (nvec + kStep - 1) / kStep;
+  ru.cap = RK_FAULT_IS(ExactBinCap) ? ru.units : unit_cap<In, BLOCK, UNROLL>();
+  ru.part = part;
+  ru.bpr = p.bpr;
+  const int64_t fixed = ru.units * (kExactPoolShare - 1) / (static_cast<int64_t>(kExactPoolShare) * p.bpr);
+  // A pool only where every block's static units cover the first run's request (it is made
+  // kExactPoolRun units before the pool's first unit): shorter rows keep the static split.
+  ru.pool = (pool && fixed >= kExactPoolRun) ? pool : nullptr;
+  ru.fixed = ru.pool ? fixed : (ru.units + p.bpr - 1) / p.bpr;
+  return ru;
+}
+
+template <int BLOCK, int UNROLL>
+struct UnitWalk {
+  static constexpr int64_t kStep = static_cast<int64_t>(BLOCK) * UNROLL;
+  static constexpr int kRun = kExactPoolRun;
+  RowUnits ru;
+  const uint4* __restrict__ body;
+  long long* s_grab;  // shared [2]: the runs thread 0 was given, by parity
   uint4 next[UNROLL];
-  first_sweep<BLOCK, UNROLL>(body, nvec, first, sweep, next);
-  sweeps_from<BLOCK, UNROLL>(body, nvec, first, sweep, next, on_group, on_vec);
-}
+  int64_t cur, nxt;
+  __device__ __forceinline__ int64_t fixed_unit(int64_t s) const {
+    const int64_t u = ru.part + static_cast<int64_t>(ru.bpr) * s;
+    return s < ru.fixed && u < ru.units ? u : ru.units;  // ru.units: none
+  }
+  __device__ __forceinline__ void load(int64_t unit) {
+    const uint4* __restrict__ q = body + unit * kStep + threadIdx.x;
+    if ((unit + 1) * kStep <= ru.nvec) {  // a whole unit (all but the row's last)
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) next[u] = __ldg(q + u * BLOCK);
+    } else {
+      const int64_t v0 = unit * kStep + threadIdx.x;
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) next[u] = v0 + u * BLOCK < ru.nvec ? __ldg(q + u * BLOCK) : make_uint4(0u, 0u, 0u, 0u);
+    }
+  }
+  // The first unit's loads.
+  __device__ __forceinline__ void begin() {
+    cur = fixed_unit(0);
+    nxt = fixed_unit(1);
+    if (cur < ru.units) load(cur);
+  }
+  // on_group(r) for every unit of this block, its UNROLL vectors in r. Every thread of the block
+  // calls it (the pool's barriers).
+  template <class Group>
+  __device__ __forceinline__ void run(Group&& on_group) {
+    const int64_t none = ru.units, first_pool = static_cast<int64_t>(ru.bpr) * ru.fixed;
+    bool dry = false;       // the pool gave `none` (block-uniform)
+    unsigned asked = 0;     // thread 0: the pool's answer to its last request
+    int64_t run_first = 0;  // the current run's first unit (block-uniform)
+    for (int64_t s = 0; cur < none; ++s) {
+      // Unit s of the pool's runs: s - fixed = j kRun + o. Run j is asked for at the start of unit
+      // fixed + (j - 1) kRun and read at the end of unit fixed + j kRun - 2 (then the next unit's
+      // loads go out for its first unit).
+      const int64_t q = s - ru.fixed + kRun;  // >= 0 from the first request
+      if (ru.pool && q >= 0 && q % kRun == 0 && threadIdx.x == 0)
+        asked = !dry && ru.fixed + (q / kRun + 1) * kRun <= ru.cap ? atomicAdd(ru.pool, static_cast<unsigned>(kRun)) : 0xffffffffu;
+      uint4 r[UNROLL];
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) r[u] = next[u];
+      if (nxt < none) load(nxt);
+      on_group(r);
+      const int64_t s2 = s + 2, o2 = s2 - ru.fixed;
+      int64_t after;
+      if (!ru.pool || o2 < 0) {
+        after = fixed_unit(s2);
+      } else {
+        if (o2 % kRun == 0) {  // a run begins: its first unit, after one barrier (two slots: run j + 2
+                               // rewrites run j's after every thread has passed run j + 1's barrier)
+          long long* const slot = s_grab + ((o2 / kRun) & 1);
+          if (threadIdx.x == 0) {
+            const int64_t u = first_pool + asked - (RK_FAULT_IS(ExactPoolUnit) ? 1 : 0);  // planted: one unit low
+            *slot = asked == 0xffffffffu || u >= none ? none : u;
+          }
+          __syncthreads();
+          run_first = *slot;
+          dry = run_first >= none;
+        }
+        after = dry ? none : run_first + o2 % kRun;
+        if (after >= none) after = none;
+      }
+      cur = nxt;
+      nxt = after;
+    }
+  }
+};
 
 // Adds the int64 count `cnt` of units 2^e into the limbs of format f (shared memory, atomics);
 // e - f.base >= 0.
@@ -536,7 +660,7 @@ constexpr int kAccCopies = 8;
 // zeroed the accumulators and the row's counter for the next launch.
 template <int kWords, int BLOCK>
 __device__ __forceinline__ bool gather_row(const ExactParams& p, int64_t row, int part, long long* s_acc, bool* is_last) {
-  static_assert(kWords * kAccCopies <= kExactAccWords, "the stream's accumulator holds a row's words");
+  static_assert(kWords * kAccCopies + 1 <= kExactAccWords, "the stream's accumulator holds a row's words and its pool");
   const int tid = threadIdx.x;
   long long* const racc = p.part_l + row * (kWords * kAccCopies);
   long long* const mine = racc + (part % kAccCopies) * kWords;
@@ -558,7 +682,10 @@ __device__ __forceinline__ bool gather_row(const ExactParams& p, int64_t row, in
     s_acc[i] = v;
   }
   __syncthreads();
-  if (tid == 0) p.counters[p.rows == 1 ? 0 : row] = 0;  // ready for the next launch
+  if (tid == 0) {  // ready for the next launch
+    p.counters[p.rows == 1 ? 0 : row] = 0;
+    if (p.pools) p.pools[row] = 0;
+  }
   return true;
 }
 
@@ -655,71 +782,165 @@ struct NoSink {
 };
 }  // namespace binned
 
-// The end of a row held as limbs of format f in shared memory (s_limbs: sums of count_to_limbs's
-// pieces, each limb below 2^62 in magnitude), by a warp, lane 0 writing: the correctly rounded sum,
-// or (words, specials) exact::finish_limbs on lane 0.
-// Why it exists: finish_limbs's one thread normalizes and rounds all f.limbs limbs in a serial loop
-// with local arrays; data over many exponents takes it at the end of every row (the binned rows'
-// float64 pair does not hold them), which cost whole-range data 1.2-2.6x gradient data's time on
-// rows of 4096 values (NOTES.md, issue 22 part 5). Here lane i holds limb i: carries move up a lane
-// a round (about three rounds), a negative sum is negated with one ballot (its lowest nonzero limb),
-// and only the top three 32-bit digits and a sticky bit for everything below are rounded (the
-// rounding position lies inside those digits for any output format): to odd at 53 bits and then
-// once to nearest by a conversion, or, for a float64 result, by exact::round_limbs on them.
-__device__ __forceinline__ void warp_round_limbs(long long* s_limbs, Format f, const int64_t (&sp3)[exact::kSpecials], const ExactParams& p,
-                                                 int64_t row) {
+// Carry-in masks of a lookahead over 32 S positions (bit `lane` of word s: position 32 s + lane):
+// g marks the positions that generate a carry (into the next one), pr those that pass one on. The
+// positions a carry enters are ((g << 1) + pr) ^ pr: the addition runs each generated carry
+// through its run of passing positions and stops one past it.
+template <int S>
+__device__ __forceinline__ void carries_in(const uint32_t (&g)[S], const uint32_t (&pr)[S], uint32_t (&in)[S]) {
+  uint64_t carry = 0;
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    const uint32_t g1 = (g[s] << 1) | (s > 0 ? g[s > 0 ? s - 1 : 0] >> 31 : 0u);
+    const uint64_t sum = static_cast<uint64_t>(pr[s]) + g1 + carry;
+    carry = sum >> 32;
+    in[s] = static_cast<uint32_t>(sum) ^ pr[s];
+  }
+}
+
+// The correctly rounded sum_k digits[k] * 2^(32 k + base) (k < n: int64 in shared memory; L >= n
+// positions, the last of which holds only the sign once carried: 0 or -1), written by lane 0 of the
+// calling warp as output `row`. No specials, no words (exact::finish_limbs does those).
+// Why it exists: finish_limbs's one thread normalizes and rounds every limb in a serial loop with
+// local arrays; data over many exponents took it at the end of every row: 1.2-2.6x gradient data's
+// time on rows of 4096 values (NOTES.md, issue 22 part 5), and 4 us at the end of every float64
+// row of the chunked path (68 limbs, part 6). Here a warp holds the digits, position k = 32 s +
+// lane in slot s (S slots: L <= 32 S), and its cost does not depend on the values:
+//  - two carry-save rounds (each digit keeps its low 32 bits and passes the rest up a position)
+//    leave digits in [0, 2^32) and carries of -1, 0 or +1 into the next position;
+//  - the +1 carries, then the -1 borrows, are resolved by lookahead over the warp's ballots
+//    (carries_in), not by rounds that move a carry one position each (a borrow through the zero
+//    digits above a negative sum's digits took one round per digit);
+//  - a negative sum is negated with one ballot (its lowest nonzero digit), and only the top three
+//    32-bit digits and a sticky bit for everything below are rounded (the rounding position lies
+//    inside those digits for any output format): to odd at 53 bits and then once to nearest by a
+//    conversion, or, for a float64 result, by exact::round_limbs on them.
+template <int S>
+__device__ __forceinline__ void warp_round_digits(const long long* digits, int n, int L, int base, const ExactParams& p, int64_t row) {
   constexpr unsigned kAll = 0xffffffffu;
-  const int lane = threadIdx.x & 31, L = f.limbs;
-  if (p.words || (sp3[0] | sp3[1] | sp3[2])) {  // every limb (words), or no value to round (a special)
-    if (lane == 0) finish_limbs(reinterpret_cast<int64_t*>(s_limbs), f, sp3, p, row);
-    return;
+  constexpr long long kLow = 0xffffffffll;
+  const int lane = threadIdx.x & 31, top = L - 1;
+  long long v[S];
+#pragma unroll
+  for (int s = 0; s < S; ++s) v[s] = lane + 32 * s < n ? digits[lane + 32 * s] : 0;
+  // What each position receives from the one below: c[s] of lane - 1 (lane 0: lane 31 of slot s - 1).
+  auto from_below = [&](const long long (&c)[S], long long (&r)[S]) {
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      const long long up = __shfl_up_sync(kAll, c[s], 1);
+      const long long wrap = __shfl_sync(kAll, c[s > 0 ? s - 1 : 0], 31);
+      r[s] = lane > 0 ? up : (s > 0 ? wrap : 0);
+    }
+  };
+  long long c[S], r[S];
+#pragma unroll
+  for (int round = 0; round < 2; ++round) {  // carry-save: below the top, digits keep 32 bits
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      const bool low = lane + 32 * s < top;
+      c[s] = low ? (v[s] >> 32) : 0;  // arithmetic: floor division
+      if (low) v[s] &= kLow;
+    }
+    from_below(c, r);
+    if (round == 0) {
+#pragma unroll
+      for (int s = 0; s < S; ++s) v[s] += r[s];
+    }
   }
-  long long v = lane < L ? s_limbs[lane] : 0;
-  for (;;) {  // carries up until every limb but the top one is in [0, 2^32)
-    const bool low = lane < L - 1;
-    const long long c = low ? (v >> 32) : 0;  // arithmetic: floor division
-    if (!__any_sync(kAll, c != 0)) break;
-    const long long up = __shfl_up_sync(kAll, c, 1);
-    v = (low ? (v & 0xffffffffll) : v) + (lane > 0 ? up : 0);
+  // Now v is a digit in [0, 2^32) below the top, and r (-1, 0 or +1) what the position receives;
+  // the top takes its share at once.
+  uint32_t g[S], pr[S], in[S];
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    const int k = lane + 32 * s;
+    if (k == top) v[s] += r[s];
+    const bool low = k < top;
+    g[s] = __ballot_sync(kAll, low && r[s] == 1 && v[s] == kLow);
+    pr[s] = __ballot_sync(kAll, low && v[s] + (r[s] == 1) == kLow);
   }
-  // The magnitude's 32-bit digits. The top limb is 0 or -1 for any real sum (the formats reach 64
-  // bits above their largest value); a negative sum's magnitude is the two's complement: zero below
-  // the lowest nonzero limb j, 2^32 - v at j, ~v above.
-  const bool neg = __shfl_sync(kAll, v, L - 1) < 0;
-  const uint32_t w = static_cast<uint32_t>(v);
-  uint32_t d = lane < L ? w : 0;
-  if (neg) {
-    const int j = __ffs(__ballot_sync(kAll, lane < L && v != 0)) - 1;
-    d = (lane >= L || lane < j) ? 0u : lane == j ? 0u - w : ~w;
+  carries_in<S>(g, pr, in);
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    const int k = lane + 32 * s;
+    const long long ci = (in[s] >> lane) & 1;
+    if (k < top) v[s] = (v[s] + (r[s] == 1) + ci) & kLow;
+    else if (k == top) v[s] += ci;
+    g[s] = __ballot_sync(kAll, k < top && r[s] == -1 && v[s] == 0);
+    pr[s] = __ballot_sync(kAll, k < top && v[s] - (r[s] == -1) == 0);
   }
-  const unsigned nz = __ballot_sync(kAll, d != 0);
-  const int t = nz ? 31 - __clz(static_cast<int>(nz)) : 0;  // the top nonzero digit
-  const uint32_t d0 = __shfl_sync(kAll, d, t), d1 = __shfl_sync(kAll, d, t > 0 ? t - 1 : 0), d2 = __shfl_sync(kAll, d, t > 1 ? t - 2 : 0);
+  carries_in<S>(g, pr, in);  // borrows
+  long long tv = 0;          // the top: 0 or -1 for any real sum (the formats reach 64 bits above their largest value)
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    const int k = lane + 32 * s;
+    const long long bi = (in[s] >> lane) & 1;
+    if (k < top) v[s] = (v[s] - (r[s] == -1) - bi) & kLow;
+    else if (k == top) v[s] -= bi;
+    const long long t = __shfl_sync(kAll, v[s], top & 31);
+    if ((top >> 5) == s) tv = t;
+  }
+  // The magnitude's 32-bit digits: a negative sum's is the two's complement, zero below the lowest
+  // nonzero digit j, 2^32 - v at j, ~v above.
+  const bool neg = tv < 0;
+  uint32_t d[S], nz[S];
+  int j = -1;
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    const unsigned m = __ballot_sync(kAll, lane + 32 * s < L && v[s] != 0);
+    if (j < 0 && m) j = 32 * s + __ffs(static_cast<int>(m)) - 1;
+  }
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    const int k = lane + 32 * s;
+    const uint32_t w = static_cast<uint32_t>(v[s]);
+    d[s] = k < L ? w : 0u;
+    if (neg) d[s] = (k >= L || k < j) ? 0u : k == j ? 0u - w : ~w;
+    nz[s] = __ballot_sync(kAll, d[s] != 0);
+  }
+  int t = -1;  // the top nonzero digit
+#pragma unroll
+  for (int s = S - 1; s >= 0; --s)
+    if (t < 0 && nz[s]) t = 32 * s + 31 - __clz(static_cast<int>(nz[s]));
+  auto digit = [&](int q) {  // digit q (uniform), 0 below position 0
+    uint32_t x = 0;
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      const uint32_t y = __shfl_sync(kAll, d[s], q & 31);
+      if (q >= 0 && (q >> 5) == s) x = y;
+    }
+    return x;
+  };
+  const uint32_t d0 = digit(t), e1 = digit(t - 1), e2 = digit(t - 2);
   if (lane != 0) return;
   uint64_t bits = 0;  // an exact zero is +0
-  if (nz) {
+  if (t >= 0) {
     // Digits t, t - 1, t - 2 (96 bits from the leading one's digit down: a float64's 53 bits and its
     // round bit lie inside them) and a sticky bit for every lower digit.
-    const bool sticky = t > 2 && (nz & ((1u << (t - 2)) - 1)) != 0 && !RK_FAULT_IS(ExactWarpSticky);  // planted: lost
-    const uint32_t e1 = t > 0 ? d1 : 0, e2 = t > 1 ? d2 : 0;
+    bool sticky = false;
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      const int lim = t - 2 - 32 * s;  // the positions of slot s below t - 2
+      if (lim > 0) sticky |= (lim >= 32 ? nz[s] : nz[s] & ((1u << lim) - 1)) != 0;
+    }
+    if (RK_FAULT_IS(ExactWarpSticky)) sticky = false;  // planted: lost
     if (p.o != exact::OutFmt::Double) {
       // Round to odd at 53 bits (the top 53 bits from the leading one, the last one set if any bit
       // below them is), exact as a float64, then one rounding to nearest into the output: correct for
       // any output of at most 51 bits (round to odd keeps the information of the discarded bits).
       const uint64_t hi = (static_cast<uint64_t>(d0) << 32) | e1;
       const int lz = __clzll(static_cast<long long>(hi));  // below 32: d0 is not zero
-      const uint64_t top = lz ? (hi << lz) | (static_cast<uint64_t>(e2) >> (32 - lz)) : hi;
-      const bool rest = static_cast<uint32_t>(e2 << lz) != 0 || sticky;  // e2's bits not in top (lz < 32)
-      uint64_t m = top >> 11;
-      if ((top & 0x7ff) || rest) m |= 1;
-      double v = ldexp(static_cast<double>(m), f.base + 32 * t - 21 - lz);  // exact: a normal float64
-      if (neg) v = -v;
+      const uint64_t topb = lz ? (hi << lz) | (static_cast<uint64_t>(e2) >> (32 - lz)) : hi;
+      const bool rest = static_cast<uint32_t>(e2 << lz) != 0 || sticky;  // e2's bits not in topb (lz < 32)
+      uint64_t m = topb >> 11;
+      if ((topb & 0x7ff) || rest) m |= 1;
+      double x = ldexp(static_cast<double>(m), base + 32 * t - 21 - lz);  // exact: a normal float64
+      if (neg) x = -x;
       if (p.o == exact::OutFmt::Single) {
-        bits = __float_as_uint(__double2float_rn(v));
+        bits = __float_as_uint(__double2float_rn(x));
       } else {
         unsigned short h;
-        if (p.o == exact::OutFmt::Half) asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(v));
-        else asm("cvt.rn.bf16.f64 %0, %1;" : "=h"(h) : "d"(v));
+        if (p.o == exact::OutFmt::Half) asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(x));
+        else asm("cvt.rn.bf16.f64 %0, %1;" : "=h"(h) : "d"(x));
         bits = h;
       }
     } else {
@@ -727,11 +948,24 @@ __device__ __forceinline__ void warp_round_limbs(long long* s_limbs, Format f, c
       // any lower digit is not zero (its weight is under the round bit: only the sticky bit).
       int64_t l[5] = {sticky ? 1 : 0, static_cast<int64_t>(e2), static_cast<int64_t>(e1), static_cast<int64_t>(d0), 0};
       const int64_t none[exact::kSpecials] = {0, 0, 0};
-      bits = exact::round_limbs(l, 5, f.base + 32 * (t - 3), none, p.o);
+      bits = exact::round_limbs(l, 5, base + 32 * (t - 3), none, p.o);
       if (neg) bits |= uint64_t(1) << 63;
     }
   }
   store_bits(p.out, p.o, row, bits);
+}
+
+// The end of a row held as limbs of format f in shared memory (s_limbs: sums of count_to_limbs's
+// pieces, each limb below 2^62 in magnitude), by a warp, lane 0 writing: the correctly rounded sum
+// (warp_round_digits), or (words, specials) exact::finish_limbs on lane 0.
+__device__ __forceinline__ void warp_round_limbs(long long* s_limbs, Format f, const int64_t (&sp3)[exact::kSpecials], const ExactParams& p,
+                                                 int64_t row) {
+  if (p.words || (sp3[0] | sp3[1] | sp3[2])) {  // every limb (words), or no value to round (a special)
+    if ((threadIdx.x & 31) == 0) finish_limbs(reinterpret_cast<int64_t*>(s_limbs), f, sp3, p, row);
+    return;
+  }
+  static_assert(exact::kSingleFmt.limbs <= 32 && exact::kHalfFmt.limbs <= 32, "one slot");
+  warp_round_digits<1>(s_limbs, f.limbs, f.limbs, f.base, p, row);
 }
 
 // The end of a binned row (a warp, lane 0 writing): its exact sum is sum_b s_acc[b] * 2^(W b + kUnit0) or a
@@ -791,9 +1025,14 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ long long s_acc[kWords];  // the block's, then the row's, unit counts and special counts
   __shared__ long long s_limbs[kFmt.limbs];
+  __shared__ long long s_grab[2];
   __shared__ bool is_last;
   RK_TRACE(0);
   const int tid = threadIdx.x, warp = tid >> 5;
+  // The bins are cleared before the grid dependency wait: under programmatic dependent launch this
+  // overlaps the previous kernel's end. (Clearing them after the first loads instead, which the
+  // wait must precede, gained 0.5 us without PDL but cost bfloat16 rows of 2^24 values 1.0 us in
+  // the graph and eager benchmark: NOTES.md, issue 22 part 6.)
   Bin* const all_bins = reinterpret_cast<Bin*>(smem);  // [kBins][BLOCK]
   Bin* const bins = all_bins + tid;                     // this thread's column: bins[b * BLOCK]
 #pragma unroll
@@ -806,12 +1045,18 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
   grid_dependency_wait();
   const In* xr = x + row * p.len;
   const VecSplit<In> sp(xr, p.len);
-  const uint4* __restrict__ body = reinterpret_cast<const uint4*>(xr + sp.head);
-  constexpr int64_t kStep = static_cast<int64_t>(BLOCK) * UNROLL;
-  const int64_t sweep = static_cast<int64_t>(p.bpr) * kStep;
   const int64_t gtid = static_cast<int64_t>(part) * BLOCK + tid;
+  // The row's units; exact_partial's words keep the static split, which a block holding inf or NaN
+  // walks again below.
+  UnitWalk<BLOCK, UNROLL> units;
+  units.ru = row_units<In, BLOCK, UNROLL>(p, sp.nvec, part, p.pools && !p.words ? p.pools + row : nullptr);
+  units.body = reinterpret_cast<const uint4*>(xr + sp.head);
+  units.s_grab = s_grab;
+  units.begin();
 
-  // This thread's values, once each, as float32 bits: on_bits(w) for each.
+  // This thread's values, once each, as float32 bits: on_bits(w) for each (the first walk takes the
+  // loads begin() issued).
+  bool loaded = true;
   auto walk = [&](auto&& on_bits) {
     auto on_word = [&](uint32_t w) {
       if constexpr (std::is_same_v<In, float>) {
@@ -826,13 +1071,12 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
       if constexpr (std::is_same_v<In, float>) return __float_as_uint(xr[i]);
       else return static_cast<uint32_t>(__bfloat16_as_ushort(xr[i])) << 16;
     };
-    for_sweeps<BLOCK, UNROLL>(
-        body, sp.nvec, part * kStep + tid, sweep,
-        [&](uint4 (&r)[UNROLL]) {
+    if (!loaded) units.begin();
+    loaded = false;
+    units.run([&](uint4 (&r)[UNROLL]) {
 #pragma unroll
-          for (int u = 0; u < UNROLL; ++u) on_vec(r[u]);
-        },
-        on_vec);
+      for (int u = 0; u < UNROLL; ++u) on_vec(r[u]);
+    });
     if (gtid < sp.head) on_bits(scalar_bits(gtid));
     if (gtid < sp.tail) on_bits(scalar_bits(p.len - sp.tail + gtid));
   };
@@ -909,14 +1153,16 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
 // 2^(32c - 1074). A value's significand M (53 bits) shifted by its exponent's low 5 bits spans at
 // most 84 bits: its low 32 go into chunk c and the rest (below 2^52) into chunk c + 1, with the
 // value's sign. Per value: about 32 instructions, no branch, and two shared read-modify-writes,
-// whatever the value. A chunk below 2^33 takes 2040 such adds before it could overflow, so every
-// thread carries its chunks one step (back below 2^33) every kCarryValues values and at the end.
-// inf and NaN are counted in registers, one test per sweep of UNROLL vectors (exact counts:
-// exact_partial's words need no second read). The blocks add their column sums into the row's
-// int64 accumulators with global atomics, and the last block turns them into limbs and rounds once.
+// whatever the value. A chunk below 2^33 takes 2047 such adds before it could overflow, so every
+// thread carries its chunks one step (back below 2^33) every kCarryValues values; the block's column
+// sums take the last carry. inf and NaN are counted in registers, one test per sweep of UNROLL
+// vectors (exact counts: exact_partial's words need no second read). The blocks add their column
+// sums into the row's int64 accumulators with global atomics, and the last block's first warp
+// rounds them once (warp_round_digits; specials and words: the limbs and one thread).
 namespace chunked {
 constexpr int kChunks = 66;          // units 2^-1074 .. 2^1006: the largest value and 2^31 of them
-constexpr int kCarryValues = 2040;   // values per thread between two carries: 2^33 + 2040 * 2^52 < 2^63
+constexpr int kCarryValues = 2040;   // values per thread between two carries: 2^33 + 2047 * 2^52 < 2^63 leaves room
+                                     // for the tail's UNROLL vectors and the head and tail values after the last
 constexpr int kWords = kChunks + exact::kSpecials;
 constexpr Format kFmt = exact::kDoubleFmt;
 template <int BLOCK>
@@ -984,13 +1230,14 @@ __global__ void __launch_bounds__(BLOCK) chunked_kernel(const double* __restrict
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ long long s_acc[kWords];  // the block's, then the row's, chunk sums and special counts
   __shared__ long long s_limbs[kFmt.limbs];
+  __shared__ long long s_grab[2];
   __shared__ bool is_last;
   RK_TRACE(0);
   const int tid = threadIdx.x;
   long long* const all = reinterpret_cast<long long*>(smem);  // [kChunks][BLOCK]
   long long* const col = all + tid;                             // this thread's chunks: col[c * BLOCK]
 #pragma unroll 6
-  for (int c = 0; c < kChunks; ++c) col[c * BLOCK] = 0;
+  for (int c = 0; c < kChunks; ++c) col[c * BLOCK] = 0;  // before the wait, as binned_kernel's bins
   for (int i = tid; i < kWords; i += BLOCK) s_acc[i] = 0;
   for (int i = tid; i < kFmt.limbs; i += BLOCK) s_limbs[i] = 0;
 
@@ -999,10 +1246,12 @@ __global__ void __launch_bounds__(BLOCK) chunked_kernel(const double* __restrict
   grid_dependency_wait();
   const double* xr = x + row * p.len;
   const VecSplit<double> sp(xr, p.len);
-  const uint4* __restrict__ body = reinterpret_cast<const uint4*>(xr + sp.head);
-  constexpr int64_t kStep = static_cast<int64_t>(BLOCK) * UNROLL;
-  const int64_t sweep = static_cast<int64_t>(p.bpr) * kStep;
   const int64_t gtid = static_cast<int64_t>(part) * BLOCK + tid;
+  UnitWalk<BLOCK, UNROLL> units;  // the row's units
+  units.ru = row_units<double, BLOCK, UNROLL>(p, sp.nvec, part, p.pools ? p.pools + row : nullptr);
+  units.body = reinterpret_cast<const uint4*>(xr + sp.head);
+  units.s_grab = s_grab;
+  units.begin();
   int nan = 0, pinf = 0, ninf = 0;  // inf and NaN met (exact counts: exact_partial's words carry them)
   // A sweep's UNROLL vectors: one test for inf/NaN over all of them (rare: counted and zeroed), then
   // two adds per vector.
@@ -1031,19 +1280,13 @@ __global__ void __launch_bounds__(BLOCK) chunked_kernel(const double* __restrict
   constexpr int kIterPerCarry = kCarryValues / (2 * UNROLL);
   int since = 0;
   RK_TRACE(1);
-  for_sweeps<BLOCK, UNROLL>(
-      body, sp.nvec, part * kStep + tid, sweep,
-      [&](uint4 (&r)[UNROLL]) {
-        on_group(r);
-        if (++since == kIterPerCarry && !RK_FAULT_IS(ExactNoCarry)) {  // planted: chunks never carried
-          carry<BLOCK>(col);
-          since = 0;
-        }
-      },
-      [&](const uint4& v) {
-        on_scalar(__longlong_as_double((static_cast<long long>(v.y) << 32) | v.x));
-        on_scalar(__longlong_as_double((static_cast<long long>(v.w) << 32) | v.z));
-      });
+  units.run([&](uint4 (&r)[UNROLL]) {
+    on_group(r);
+    if (++since == kIterPerCarry && !RK_FAULT_IS(ExactNoCarry)) {  // planted: chunks never carried
+      carry<BLOCK>(col);
+      since = 0;
+    }
+  });
   if (gtid < sp.head) on_scalar(xr[gtid]);
   if (gtid < sp.tail) on_scalar(xr[p.len - sp.tail + gtid]);
   RK_TRACE(2);
@@ -1056,6 +1299,9 @@ __global__ void __launch_bounds__(BLOCK) chunked_kernel(const double* __restrict
   __syncthreads();
   // The block's column sums (a thread per chunk, each starting at its own offset in the column, so
   // a warp's loads fall in different banks): chunks below 2^33 each, so BLOCK of them fit an int64.
+  // (Folding the last carry into these sums, a low and a high part a chunk, was 0.4 us slower on
+  // the H200: this loop runs on 66 threads, and its instructions a value doubled. NOTES.md, issue
+  // 22 part 6.)
   for (int c = tid; c < kChunks; c += BLOCK) {
     const long long* colc = all + c * BLOCK;
     long long v = 0;
@@ -1069,7 +1315,16 @@ __global__ void __launch_bounds__(BLOCK) chunked_kernel(const double* __restrict
   const bool last = p.bpr == 1 || gather_row<kWords, BLOCK>(p, row, part, s_acc, &is_last);
   RK_TRACE(4);
   if (!last) return;
-  // The row's exact sum is sum_c s_acc[c] * 2^(32c - 1074): into the limbs, then one rounding.
+  // The row's exact sum is sum_c s_acc[c] * 2^(32c - 1074). A sum: a warp rounds the chunk sums as
+  // digits (two zero positions above them take the carries and the sign: a row's sum is below
+  // 2^1055, under the 2^1070 of position 67). Specials and exact_partial's words: into the limbs of
+  // kFmt, then exact::finish_limbs on one thread.
+  if (!p.words && !(s_acc[kChunks] | s_acc[kChunks + 1] | s_acc[kChunks + 2])) {
+    static_assert(kChunks + 2 <= 96, "three slots a lane");
+    if (tid < 32) warp_round_digits<3>(s_acc, kChunks, kChunks + 2, -1074, p, row);
+    RK_TRACE(5);
+    return;
+  }
   for (int c = tid; c < kChunks; c += BLOCK)
     if (s_acc[c]) count_to_limbs(s_acc[c], 32 * c - 1074, kFmt, s_limbs);
   __syncthreads();
@@ -1098,6 +1353,27 @@ constexpr int64_t kMaxBlockValues = int64_t(1) << 22;      // x 2^40 units a val
 constexpr Format kFmt = exact::kHalfFmt;
 }  // namespace half
 
+// A block's units under In's value caps (RowUnits), counting one head and one tail value a thread:
+//  - bfloat16 (and float32): a thread's bins take kMaxThreadValues values (UNROLL vectors a unit);
+//  - float32: a block's column sums take kMaxBlockValues;
+//  - float16: a block's count takes half::kMaxBlockValues;
+//  - float64: none (the chunks carry).
+template <class In, int BLOCK, int UNROLL>
+constexpr int64_t unit_cap() {
+  constexpr int64_t kPerVec = 16 / static_cast<int64_t>(sizeof(In)), kUnitValues = static_cast<int64_t>(BLOCK) * UNROLL * kPerVec;
+  if constexpr (std::is_same_v<In, double>) {
+    return int64_t(1) << 40;
+  } else if constexpr (std::is_same_v<In, __half>) {
+    return (half::kMaxBlockValues - 2 * BLOCK) / kUnitValues;
+  } else {
+    using Lay = binned::Layout<In>;
+    constexpr int64_t thread = (Lay::kMaxThreadValues - 2) / (UNROLL * kPerVec), block = (Lay::kMaxBlockValues - 2 * BLOCK) / kUnitValues;
+    static_assert(thread >= 1 && block >= 1, "a block takes a whole unit");
+    return thread < block ? thread : block;
+  }
+}
+
+
 // The end of a float16 row (one thread): its exact sum is (s_acc[1] * 2^32 + s_acc[0]) * 2^-24, or a
 // special (s_limbs: kHalfFmt's limbs, zero, in shared memory).
 __device__ __forceinline__ void finish_half(const long long* s_acc, long long* s_limbs, const ExactParams& p, int64_t row) {
@@ -1121,6 +1397,7 @@ __global__ void __launch_bounds__(BLOCK) half_kernel(const __half* __restrict__ 
   __shared__ long long s_acc[kWords];  // the block's, then the row's, count words and special counts
   __shared__ long long s_limbs[kFmt.limbs];
   __shared__ long long s_warp[BLOCK / 32];
+  __shared__ long long s_grab[2];
   __shared__ bool is_last;
   RK_TRACE(0);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -1132,20 +1409,19 @@ __global__ void __launch_bounds__(BLOCK) half_kernel(const __half* __restrict__ 
   grid_dependency_wait();
   const __half* xr = x + row * p.len;
   const VecSplit<__half> sp(xr, p.len);
-  const uint4* __restrict__ body = reinterpret_cast<const uint4*>(xr + sp.head);
-  constexpr int64_t kStep = static_cast<int64_t>(BLOCK) * UNROLL;
-  const int64_t sweep = static_cast<int64_t>(p.bpr) * kStep;
   const int64_t gtid = static_cast<int64_t>(part) * BLOCK + tid;
+  UnitWalk<BLOCK, UNROLL> units;  // the row's units
+  units.ru = row_units<__half, BLOCK, UNROLL>(p, sp.nvec, part, p.pools ? p.pools + row : nullptr);
+  units.body = reinterpret_cast<const uint4*>(xr + sp.head);
+  units.s_grab = s_grab;
+  units.begin();
   HalfRunT<true> acc;
   binned::NoSink none;  // a count flush has no sink
   RK_TRACE(1);
-  for_sweeps<BLOCK, UNROLL>(
-      body, sp.nvec, part * kStep + tid, sweep,
-      [&](uint4 (&r)[UNROLL]) {
+  units.run([&](uint4 (&r)[UNROLL]) {
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) acc.add_vec(r[u], kFmt, none);
-      },
-      [&](const uint4& v) { acc.add_vec(v, kFmt, none); });
+    for (int u = 0; u < UNROLL; ++u) acc.add_vec(r[u], kFmt, none);
+  });
   if (gtid < sp.head) acc.add_bits(__half_as_ushort(xr[gtid]), kFmt, none);
   if (gtid < sp.tail) acc.add_bits(__half_as_ushort(xr[p.len - sp.tail + gtid]), kFmt, none);
   RK_TRACE(2);
@@ -1606,16 +1882,11 @@ int plan_bpr(const ExactArgs& a) {
   const int64_t per_row = std::max<int64_t>(1, wave / a.rows);
   int64_t bpr = a.tuning.exact_bpr > 0 ? a.tuning.exact_bpr : std::min<int64_t>({needed, per_row, 1 << 20});
   if constexpr (RK_FAULT_IS(ExactBinCap)) {  // planted: no cap
-  } else if constexpr (BINNED && std::is_same_v<In, __half>) {  // exactness, not speed
-    bpr = std::max<int64_t>(bpr, ceil_div(a.len, half::kMaxBlockValues));
-  } else if constexpr (BINNED && !std::is_same_v<In, double>) {
-    using Lay = binned::Layout<In>;
-    bpr = std::max<int64_t>(bpr, ceil_div(a.len, Lay::kMaxBlockValues));
-    // A thread takes at most `iters` sweeps of UNROLL vectors, and one value of the head and one of
-    // the tail: at most kMaxThreadValues values in its bins.
-    constexpr int64_t iters = (Lay::kMaxThreadValues - 2) / (UNROLL * (16 / static_cast<int64_t>(sizeof(In))));
-    static_assert(iters >= 1, "a thread's bins take a whole sweep");
-    bpr = std::max<int64_t>(bpr, ceil_div(ceil_div(vecs, static_cast<int64_t>(BLOCK) * UNROLL), iters));
+  } else if constexpr (BINNED) {  // exactness, not speed: the row's units within bpr blocks' caps (a pool's
+                                   // runs may stop a block kExactPoolRun - 1 units short of its cap)
+    constexpr int64_t cap = unit_cap<In, BLOCK, UNROLL>() - (kExactPoolRun - 1);
+    static_assert(cap >= 1, "a block takes a run");
+    bpr = std::max<int64_t>(bpr, ceil_div(ceil_div(vecs, static_cast<int64_t>(BLOCK) * UNROLL), cap));
   }
   return static_cast<int>(bpr);
 }
@@ -1631,7 +1902,7 @@ size_t workspace(const ExactArgs& a) {
   if (bpr == 1) return 0;
   if constexpr (BINNED) {
     if (stream_words(a)) return 0;
-    return align256(a.rows * words_of<In>() * kAccCopies * 8 + a.rows * 4);  // the rows' accumulators, then their tickets
+    return align256(a.rows * words_of<In>() * kAccCopies * 8 + a.rows * 8);  // the rows' accumulators, then their tickets and pools
   } else {
     const int64_t blocks = a.rows * bpr;
     const int L = ExactTraits<In>::kFmt.limbs;
@@ -1657,11 +1928,13 @@ cudaError_t run(const ExactArgs& a) {
       if (stream_words(a)) {  // zero already: no memset, and the launch below may overlap the previous one
         p.part_l = a.acc;
         p.counters = a.counter;
+        p.pools = reinterpret_cast<unsigned*>(a.acc + kWords * kAccCopies);  // the word after the copies
       } else {
         if (!w) return cudaErrorInvalidValue;
         p.part_l = reinterpret_cast<long long*>(w);
         p.counters = reinterpret_cast<unsigned*>(w + a.rows * kWords * kAccCopies * 8);
-        if (const cudaError_t e = cudaMemsetAsync(w, 0, a.rows * (kWords * kAccCopies * 8 + 4), a.stream); e != cudaSuccess) return e;
+        p.pools = p.counters + a.rows;
+        if (const cudaError_t e = cudaMemsetAsync(w, 0, a.rows * (kWords * kAccCopies * 8 + 8), a.stream); e != cudaSuccess) return e;
         memset_used = true;
       }
     } else {

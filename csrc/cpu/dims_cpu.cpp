@@ -89,15 +89,17 @@ inline Acc to_acc(In v) {
   }
 }
 
-// A float result that is NaN leaves as the one quiet NaN of Out: when two NaNs meet, which one an
-// addition returns (sign and payload) depends on the operand order the compiler picked for a
-// commutative add, so without this the two builds (or two compilers) could differ in NaN bits.
+// A float result that is NaN leaves as one NaN of Out, CUDA's for an accumulator of type Acc
+// (cuda_nan, cpu/dispatch_cpu.h: 16-bit floats' float32 sums 0x7fff, float64 sums the quiet
+// NaN): when two NaNs meet, which one an addition returns (sign and payload) depends on the
+// operand order the compiler picked for a commutative add, so without this the two builds (or two
+// compilers) could differ in NaN bits.
 template <class Out, class Acc>
 inline Out from_acc(Acc v) {
   if constexpr (kIntAcc<Acc>) {
     return static_cast<Out>(static_cast<int64_t>(v));
   } else {
-    return v != v ? std::numeric_limits<Out>::quiet_NaN() : static_cast<Out>(v);
+    return v != v ? cuda_nan<Out, Acc>() : static_cast<Out>(v);
   }
 }
 

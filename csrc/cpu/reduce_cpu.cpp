@@ -60,14 +60,12 @@ inline T cvt(In v) {
   }
 }
 
-// A float result that is NaN leaves as the one quiet NaN of Out, as dims_cpu's from_acc: which NaN
-// an operation on two NaNs returns (sign and payload) follows the operand order the compiler
-// picked, so without this a rebuild can move var's NaN from +NaN to -NaN (it did: the corpus's
-// var of float32 data with inf and NaN, after an unrelated edit of this file's loops).
+// A float result that is NaN leaves as one NaN of Out, the one CUDA writes for an accumulator of
+// type R (cuda_nan, cpu/dispatch_cpu.h), as dims_cpu's from_acc does for sums.
 template <class Out, class R>
 inline Out out_cvt(R v) {
   if constexpr (std::is_floating_point_v<R> && !std::is_integral_v<Out>) {
-    if (v != v) return std::numeric_limits<Out>::quiet_NaN();
+    if (v != v) return cuda_nan<Out, R>();
   }
   if constexpr (kHalfLike<Out>) {
     return Out(static_cast<float>(v));
@@ -284,7 +282,7 @@ RK_OPS_AVX2 inline __m256d vcombine(__m256d a, __m256d b, red::SumM) { return _m
 // is_nan(a) ? a : (is_nan(b) ? b : (b > a ? b : a)), and the same with b < a for the min, up to which
 // NaN: x86's max(b, a) is b > a ? b : a, a when either is NaN or on ties (+0 and -0 included), and
 // a NaN b is then taken. Which NaN a result holds does not matter: every float result that is NaN
-// leaves as the one quiet NaN (out_cvt).
+// leaves as one NaN, CUDA's (out_cvt).
 RK_OPS_AVX2 inline __m256 vcombine(__m256 a, __m256 b, red::MaxM) { return _mm256_blendv_ps(_mm256_max_ps(b, a), b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q)); }
 RK_OPS_AVX2 inline __m256d vcombine(__m256d a, __m256d b, red::MaxM) { return _mm256_blendv_pd(_mm256_max_pd(b, a), b, _mm256_cmp_pd(b, b, _CMP_UNORD_Q)); }
 RK_OPS_AVX2 inline __m256 vcombine(__m256 a, __m256 b, red::MinM) { return _mm256_blendv_ps(_mm256_min_ps(b, a), b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q)); }
@@ -936,7 +934,7 @@ inline int64_t lse_columns_of(const In* x, int64_t ld, int64_t nc, int cnt, type
 // The max (min) of a contiguous run's values [i0, i1), mapped by the identity or |v|: what the lanes
 // and their tree give, computed in any order. A max that keeps the held value on ties yields the
 // leftmost of the largest values whatever the lanes and the tree, and equal values have equal bits
-// but for +0 and -0 (and NaN, which leaves as the one canonical NaN: out_cvt). So the run is read
+// but for +0 and -0 (and NaN, which leaves as one NaN, CUDA's: out_cvt). So the run is read
 // with vertical vector max (min) instructions, as torch reads it, NaN noted on the side, and only a
 // zero result looks for the first zero of the run, whose sign is the answer (the lanes' rows above
 // still did 24 shuffles a 64 values for this: amax rows at 0.35-0.45x torch). 16-bit floats are

@@ -23,9 +23,10 @@
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define RK_OPS_AVX2_LANES 1
-// AVX2 and F16C only (no FMA: nothing here may contract a product into an add; the build also
-// passes -ffp-contract=off). Float64 exponentials take RK_OPS_FMA: explicit fused steps only.
-#define RK_OPS_AVX2 __attribute__((target("avx2,f16c")))
+// AVX2, F16C and FMA (cpu_avx2() requires all three): FMA for the explicit fused steps only (the
+// float64 exponentials, the 2-norm's x * x + a that nvcc fuses: vfold); the build passes
+// -ffp-contract=off, so no product is contracted into an add unless the code asks for it.
+#define RK_OPS_AVX2 __attribute__((target("avx2,f16c,fma")))
 #define RK_OPS_FMA __attribute__((target("avx2,f16c,fma")))
 #endif
 
@@ -287,6 +288,12 @@ RK_OPS_AVX2 inline __m256 vcombine(__m256 a, __m256 b, red::MaxM) { return _mm25
 RK_OPS_AVX2 inline __m256d vcombine(__m256d a, __m256d b, red::MaxM) { return _mm256_blendv_pd(_mm256_max_pd(b, a), b, _mm256_cmp_pd(b, b, _CMP_UNORD_Q)); }
 RK_OPS_AVX2 inline __m256 vcombine(__m256 a, __m256 b, red::MinM) { return _mm256_blendv_ps(_mm256_min_ps(b, a), b, _mm256_cmp_ps(b, b, _CMP_UNORD_Q)); }
 RK_OPS_AVX2 inline __m256d vcombine(__m256d a, __m256d b, red::MinM) { return _mm256_blendv_pd(_mm256_min_pd(b, a), b, _mm256_cmp_pd(b, b, _CMP_UNORD_Q)); }
+// acc combined with map(v): Op::enter's vector twin. The 2-norm's sum of squares is one fused
+// multiply-add a value, as Op::enter (m_fused) and the GPU do.
+template <class V, class Map, class Mon>
+RK_OPS_AVX2 inline V vfold(V acc, V v, Map map, Mon mon) { return vcombine(acc, vmap(v, map), mon); }
+RK_OPS_AVX2 inline __m256 vfold(__m256 acc, __m256 v, red::MapSq, red::SumM) { return _mm256_fmadd_ps(v, v, acc); }
+RK_OPS_AVX2 inline __m256d vfold(__m256d acc, __m256d v, red::MapSq, red::SumM) { return _mm256_fmadd_pd(v, v, acc); }
 
 // r[j] (8 floats of row j) -> r[k] (value k of rows 0..7).
 RK_OPS_AVX2 inline void transpose8(__m256 r[8]) {
@@ -339,7 +346,7 @@ RK_OPS_AVX2 inline void blocks(const In* b, typename Op::Acc* out, int64_t ls = 
         transpose8(r[q]);
       }
       for (int k = 0; k < 8; ++k)
-        for (int q = 0; q < NB; ++q) acc[q] = vcombine(acc[q], vmap(r[q][k], map), mon);
+        for (int q = 0; q < NB; ++q) acc[q] = vfold(acc[q], r[q][k], map, mon);
       if (RK_FAULT_IS(CpuOpsJointHalf) && h == H / 2 - 1) break;  // planted: each lane's second half not entered
     }
     for (int q = 0; q < NB; ++q) _mm256_store_ps(out + 8 * q, acc[q]);
@@ -354,8 +361,8 @@ RK_OPS_AVX2 inline void blocks(const In* b, typename Op::Acc* out, int64_t ls = 
       }
       for (int k = 0; k < 8; ++k)
         for (int q = 0; q < NB; ++q) {
-          lo[q] = vcombine(lo[q], vmap(_mm256_cvtps_pd(_mm256_castps256_ps128(r[q][k])), map), mon);
-          hi[q] = vcombine(hi[q], vmap(_mm256_cvtps_pd(_mm256_extractf128_ps(r[q][k], 1)), map), mon);
+          lo[q] = vfold(lo[q], _mm256_cvtps_pd(_mm256_castps256_ps128(r[q][k])), map, mon);
+          hi[q] = vfold(hi[q], _mm256_cvtps_pd(_mm256_extractf128_ps(r[q][k], 1)), map, mon);
         }
       if (RK_FAULT_IS(CpuOpsJointHalf)) break;  // planted
     }
@@ -378,8 +385,8 @@ RK_OPS_AVX2 inline void blocks(const In* b, typename Op::Acc* out, int64_t ls = 
       }
       for (int k = 0; k < 4; ++k)
         for (int q = 0; q < NB; ++q) {
-          lo[q] = vcombine(lo[q], vmap(a[q][k], map), mon);
-          hi[q] = vcombine(hi[q], vmap(c[q][k], map), mon);
+          lo[q] = vfold(lo[q], a[q][k], map, mon);
+          hi[q] = vfold(hi[q], c[q][k], map, mon);
         }
       if (RK_FAULT_IS(CpuOpsJointHalf)) break;  // planted
     }
@@ -692,7 +699,7 @@ RK_OPS_AVX2 int64_t joint_columns(const In* x, int64_t ld, int64_t nc, int cnt, 
     static_assert(std::is_same_v<In, float> || kHalfLike<In>, "float32 accumulators take float32 or 16-bit values");
     for (; c + 8 <= nc; c += 8) {
       __m256 a = vset(F::M::template identity<float>());
-      for (int k = RK_FAULT_IS(CpuColumnsFirstRow) ? 1 : 0; k < cnt; ++k) a = vcombine(a, vmap(load8(x + k * ld + c), map), mon);  // planted: from 1
+      for (int k = RK_FAULT_IS(CpuColumnsFirstRow) ? 1 : 0; k < cnt; ++k) a = vfold(a, load8(x + k * ld + c), map, mon);  // planted: from 1
       _mm256_storeu_ps(acc + c, a);
     }
   } else {
@@ -706,7 +713,7 @@ RK_OPS_AVX2 int64_t joint_columns(const In* x, int64_t ld, int64_t nc, int cnt, 
         } else {
           v = _mm256_loadu_pd(x + k * ld + c);
         }
-        a = vcombine(a, vmap(v, map), mon);
+        a = vfold(a, v, map, mon);
       }
       _mm256_storeu_pd(acc + c, a);
     }

@@ -24,10 +24,11 @@
 #include <immintrin.h>
 #define RK_OPS_AVX2_LANES 1
 // AVX2, F16C and FMA (cpu_avx2() requires all three): FMA for the explicit fused steps only (the
-// float64 exponentials, the 2-norm's x * x + a that nvcc fuses: vfold); the build passes
-// -ffp-contract=off, so no product is contracted into an add unless the code asks for it.
+// float64 exponentials, the 2-norm's x * x + a that nvcc fuses: vfold, the batched lanes'
+// std::fma); the build passes -ffp-contract=off, so no product is contracted into an add unless
+// the code asks for it. (Until session 45 a second macro, RK_OPS_FMA, added FMA to this target for
+// those steps alone.)
 #define RK_OPS_AVX2 __attribute__((target("avx2,f16c,fma")))
-#define RK_OPS_FMA __attribute__((target("avx2,f16c,fma")))
 #endif
 
 namespace rk {
@@ -122,7 +123,7 @@ __attribute__((always_inline)) inline double body(double x) {
   return a * b;
 }
 #if RK_OPS_AVX2_LANES
-RK_OPS_FMA double hw(double x) { return body(x); }
+RK_OPS_AVX2 double hw(double x) { return body(x); }
 #endif
 double soft(double x) { return body(x); }
 }  // namespace nvexp
@@ -452,7 +453,7 @@ RK_OPS_AVX2 inline __m256 exp_scaled8(__m256 v) {
 // CUDA's exp of 4 float64 values (nvexp::body, each fused step an FMA instruction); lanes whose
 // |x| reaches the edges (708.39: -inf, NaN, subnormal and overflowing results) go through the scalar
 // copy.
-RK_OPS_FMA inline __m256d exp_nv4(__m256d x) {
+RK_OPS_AVX2 inline __m256d exp_nv4(__m256d x) {
   using namespace nvexp;
   const __m256d t = _mm256_fmadd_pd(x, _mm256_set1_pd(from_bits(kLog2e)), _mm256_set1_pd(from_bits(kShift)));
   const __m256d n = _mm256_add_pd(t, _mm256_set1_pd(from_bits(kNegShift)));
@@ -500,7 +501,7 @@ RK_OPS_AVX2 inline void lse_combine(__m256 am, __m256 as, __m256 bm, __m256 bs, 
   m = _mm256_blendv_ps(mx, big_m, finite);
   s = _mm256_and_ps(sum, finite);
 }
-RK_OPS_FMA inline void lse_combine(__m256d am, __m256d as, __m256d bm, __m256d bs, __m256d& m, __m256d& s) {
+RK_OPS_AVX2 inline void lse_combine(__m256d am, __m256d as, __m256d bm, __m256d bs, __m256d& m, __m256d& s) {
   const __m256d mx = vcombine(am, bm, red::MaxM{});
   const __m256d finite = _mm256_cmp_pd(_mm256_sub_pd(mx, mx), _mm256_setzero_pd(), _CMP_EQ_OQ);
   const __m256d ge = _mm256_cmp_pd(am, bm, _CMP_GE_OQ);
@@ -532,7 +533,7 @@ RK_OPS_AVX2 inline void lse_tree16(__m256 am, __m256 as, __m256 bm, __m256 bs, f
   *s = _mm256_cvtss_f32(ts);
 }
 // The root of 8 float64 lanes' tree (lanes 0-3 in a, 4-7 in b) in 3 vector steps.
-RK_OPS_FMA inline void lse_tree8(__m256d am, __m256d as, __m256d bm, __m256d bs, double* m, double* s) {
+RK_OPS_AVX2 inline void lse_tree8(__m256d am, __m256d as, __m256d bm, __m256d bs, double* m, double* s) {
   __m256d cm, cs;  // [P0 P2 | P1 P3]: (a0 b0 | a2 b2) with (a1 b1 | a3 b3)
   lse_combine(_mm256_unpacklo_pd(am, bm), _mm256_unpacklo_pd(as, bs), _mm256_unpackhi_pd(am, bm), _mm256_unpackhi_pd(as, bs), cm, cs);
   __m256d qm, qs;  // [Q0 Q1 | ...]: P0 with P1, P2 with P3
@@ -553,7 +554,7 @@ RK_OPS_AVX2 inline void lse8(const __m256* v, int cnt, __m256& m, __m256& s) {
   for (int k = 0; k < cnt; ++k) s = _mm256_add_ps(s, exp_scaled8(_mm256_sub_ps(v[k], m)));
   s = _mm256_and_ps(s, finite);
 }
-RK_OPS_FMA inline void lse4(const __m256d* v, int cnt, __m256d& m, __m256d& s) {
+RK_OPS_AVX2 inline void lse4(const __m256d* v, int cnt, __m256d& m, __m256d& s) {
   m = _mm256_set1_pd(-std::numeric_limits<double>::infinity());
   for (int k = 0; k < cnt; ++k) m = vcombine(m, v[k], red::MaxM{});
   const __m256d finite = _mm256_cmp_pd(_mm256_sub_pd(m, m), _mm256_setzero_pd(), _CMP_EQ_OQ);
@@ -577,7 +578,7 @@ RK_OPS_AVX2 inline void lse_block8(const In* b, __m256& m, __m256& s) {
   lse8(&r[0][0], static_cast<int>(G), m, s);
 }
 // 4 float64 lanes of 8 values at b, transposed as blocks() does.
-RK_OPS_FMA inline void lse_block4(const double* b, __m256d& m, __m256d& s) {
+RK_OPS_AVX2 inline void lse_block4(const double* b, __m256d& m, __m256d& s) {
   __m256d r[2][4];  // r[h][k]: value 4h + k of each lane
   for (int h = 0; h < 2; ++h) {
     for (int j = 0; j < 4; ++j) r[h][j] = _mm256_loadu_pd(b + j * 8 + 4 * h);
@@ -618,7 +619,7 @@ inline int64_t lse_rest(const In* x, int64_t n, int64_t l, int64_t l1, TreeStack
 // Whole lanes of a contiguous run from lane l (the stack's count 0 there), 8 (float64) or 16 lanes
 // a step, each step's subtree pushed whole, then the rest (lse_rest); returns the first lane not done.
 template <class Op>
-RK_OPS_FMA int64_t lse_lanes(const double* x, int64_t n, int64_t l, int64_t l1, TreeStack<Op>& st) {
+RK_OPS_AVX2 int64_t lse_lanes(const double* x, int64_t n, int64_t l, int64_t l1, TreeStack<Op>& st) {
   constexpr int64_t G = 8;
   for (; (st.count & 7) == 0 && l + 8 <= l1 && (l + 8) * G <= n; l += 8) {
     __m256d am, as, bm, bs;
@@ -652,7 +653,7 @@ RK_OPS_AVX2 int64_t lse_lanes(const In* x, int64_t n, int64_t l, int64_t l1, Tre
 // at a time: the columns are the lanes, so no transpose. Writes acc[0, c) for the first whole
 // vectors' columns and returns c.
 template <class Op>
-RK_OPS_FMA int64_t lse_columns(const double* x, int64_t ld, int64_t nc, int cnt, typename Op::Acc* acc) {
+RK_OPS_AVX2 int64_t lse_columns(const double* x, int64_t ld, int64_t nc, int cnt, typename Op::Acc* acc) {
   int64_t c = 0;
   alignas(32) double m4[4], s4[4];
   for (; c + 4 <= nc; c += 4) {
@@ -1010,21 +1011,21 @@ __attribute__((always_inline)) inline void lanes_body(const In* x, int64_t s, in
 }
 
 #if RK_OPS_AVX2_LANES
-// The same compiled for FMA (RK_OPS_FMA, taken where cpu_avx2(), which checks FMA too), for the
+// The same compiled for FMA (RK_OPS_AVX2, taken where cpu_avx2(), which checks FMA too), for the
 // batched operators: Welford's lane and merges fuse the products nvcc fuses (red::m_fused,
 // std::fma), one instruction each here where the default build calls libm's fma, which took
 // float32 var rows 1.4x and float64 1.8x their time (NOTES.md, session 44). The build's
 // -ffp-contract=off still fuses nothing else.
 template <class In, class Op>
-RK_OPS_FMA void lanes_fma(const In* x, int64_t s, int64_t n, int64_t l, int64_t l1, TreeStack<Op>& st,
-                                               const red::Params& p) {
+RK_OPS_AVX2 void lanes_fma(const In* x, int64_t s, int64_t n, int64_t l, int64_t l1, TreeStack<Op>& st,
+                           const red::Params& p) {
   lanes_body<In, Op>(x, s, n, l, l1, st, p);
 }
 
 // A batched operator's lanes of nc adjacent columns (column_lanes), compiled for FMA likewise.
 template <class In, class Op>
-RK_OPS_FMA void column_lanes_fma(const In* x, int64_t ld, int64_t c, int64_t nc, int cnt, int64_t i0,
-                                                      typename Op::Acc* acc, const red::Params& p) {
+RK_OPS_AVX2 void column_lanes_fma(const In* x, int64_t ld, int64_t c, int64_t nc, int cnt, int64_t i0,
+                                  typename Op::Acc* acc, const red::Params& p) {
   for (; c < nc; ++c) acc[c] = lane<In, Op>(x + c, ld, cnt, i0, p);
 }
 #endif

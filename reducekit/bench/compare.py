@@ -126,6 +126,11 @@ def _validate(name: str, op: str, shape: tuple, dim, dtype: str):
                              f"drop {dtype!r} from dtypes or pick another op") from None
 
 
+def _sig(x: float, digits: int = 4) -> float:
+    """x to `digits` significant digits: a CPU case reads well under 1 GB/s, where two decimals keep one digit."""
+    return float(f"{x:.{digits}g}")
+
+
 def _check_text(name, ours, theirs, x) -> str:
     """ops._check as a row's cell: 'ok', 'not checked (prod)', or what differs."""
     if name == "prod":
@@ -226,8 +231,8 @@ def compare(op, shapes, dims=None, dtypes=("float32",), device=None, mode: str =
             "op": op, "shape": shape, "dim": _dim_label(dim), "dtype": dname, "device": str(device), "mode": mode,
             "torch_us": round(t, 3) if t else None, "reducekit_us": round(r, 3) if r else None,
             "ratio": round(r / t, 3) if t and r else None, "speedup": round(t / r, 3) if t and r else None,
-            "reducekit_gbps": round(gbps["reducekit"], 2) if gbps["reducekit"] else None,
-            "torch_gbps": round(gbps["torch"], 2) if gbps["torch"] else None,
+            "reducekit_gbps": _sig(gbps["reducekit"]) if gbps["reducekit"] else None,
+            "torch_gbps": _sig(gbps["torch"]) if gbps["torch"] else None,
             "pct_ceiling": round(100 * gbps["reducekit"] / ceil["gbps"], 1) if ceil and gbps["reducekit"] else None,
             "check": verdict if not errors else "error: " + "; ".join(f"{k}: {v}" for k, v in errors.items()),
         })

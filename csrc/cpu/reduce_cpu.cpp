@@ -3,7 +3,8 @@
 // operator's lane function), and the lane results are combined by a perfect pairwise tree built
 // with a binary-counter stack: the CUDA kernels' order. Rows are spread over threads; a long row
 // is cut into chunks of kChunkLanes lanes (aligned subtrees) reduced in parallel and combined in
-// index order; columns are walked a tile of kTile columns at a time, a lane of rows at a time.
+// index order; columns are walked a tile of columns at a time (kTileBytes of a row), a lane of rows
+// at a time, a column of many lanes in chunks of kChunkLanes as a long row.
 #include "cpu/reduce_cpu.h"
 #include "cpu/dims_cpu.h"
 #include "cpu/dispatch_cpu.h"
@@ -45,7 +46,8 @@ static_assert(std::is_same_v<red::OpImpl<red::OpKind::AMinMax, red::NormOrd::Two
 namespace {
 
 constexpr int64_t kChunkLanes = 4096;
-constexpr int64_t kTile = 64;
+constexpr int64_t kTile = 64;           // columns of a tile at least
+constexpr int64_t kTileBytes = 4096;    // bytes of a row a tile spans, where the matrix is that wide
 constexpr int kMaxLevels = 64;
 
 template <class In>
@@ -166,17 +168,23 @@ struct TreeStack {
 template <class Op>
 struct TileTree {
   using Acc = typename Op::Acc;
-  std::vector<Acc> st;  // st[k * kTile + c]; empty where every column is one lane (no tree)
+  std::vector<Acc> st;  // st[k * w + c]; empty where every column is one lane (no tree)
   int64_t count = 0;
-  explicit TileTree(bool used) : st(used ? kMaxLevels * kTile : 0) {}
+  int64_t w;  // columns a tile
+  // levels: the most a tree of this many lanes needs
+  TileTree(bool used, int64_t width, int64_t lanes) : w(width) {
+    int levels = 1;
+    while ((int64_t{1} << (levels - 1)) < lanes) ++levels;
+    if (used) st.resize(static_cast<size_t>(levels * w));
+  }
   // One lane result a column (a[0, nc)), in lane order; a[] is clobbered.
   void push(Acc* a, int64_t nc) {
     int k = 0;
     for (; (count >> k) & 1; ++k) {
-      const Acc* s = &st[k * kTile];
+      const Acc* s = &st[k * w];
       for (int64_t c = 0; c < nc; ++c) a[c] = Op::combine(s[c], a[c]);
     }
-    std::copy(a, a + nc, &st[(RK_FAULT_IS(CpuTileTreeLevel) ? 0 : k) * kTile]);  // planted: always level 0
+    std::copy(a, a + nc, &st[(RK_FAULT_IS(CpuTileTreeLevel) ? 0 : k) * w]);  // planted: always level 0
     ++count;
   }
   void result(Acc* out, int64_t nc) const {
@@ -187,9 +195,9 @@ struct TileTree {
     int top = 0, k0 = 0;
     while ((int64_t{1} << top) < count) ++top;
     while (!((count >> k0) & 1)) ++k0;
-    std::copy(&st[k0 * kTile], &st[k0 * kTile] + nc, out);
+    std::copy(&st[k0 * w], &st[k0 * w] + nc, out);
     for (int k = k0; k < top; ++k) {
-      const Acc* s = &st[k * kTile];
+      const Acc* s = &st[k * w];
       if (k > k0 && ((count >> k) & 1)) {
         for (int64_t c = 0; c < nc; ++c) out[c] = Op::combine(s[c], out[c]);
       } else {
@@ -221,8 +229,8 @@ constexpr int64_t kJoint = 8;
 #if RK_OPS_AVX2_LANES
 
 // The AVX2 build of the joint lanes (lanes() below), for the map-reduce operators of float32,
-// float64, bfloat16 and float16 rows with a sum, max or min and the identity, |v| or v^2 map: mean, amax, amin and
-// vector_norm's 1, 2, inf and -inf (the operators' rows at 0.15-0.3x torch on this machine's
+// float64, bfloat16 and float16 rows with a sum, max or min and the identity, |v|, v^2 or NaN-to-0
+// map: sum, nansum, mean, amax, amin and vector_norm's 1, 2, inf and -inf (the operators' rows at 0.15-0.3x torch on this machine's
 // sweep, NOTES.md issue 21). kJoint lanes of G values are loaded as rows and transposed in
 // registers, so that vector k holds value k of every lane: each lane still takes its values in
 // index order, one vector operation doing the same addition or comparison in all of them, so the
@@ -241,7 +249,8 @@ struct Form<Op, std::void_t<typename Op::MapOf>> {
   using T = typename Op::T;
   using A = typename Op::Acc;
   static constexpr bool kOk = (std::is_same_v<M, red::SumM> || std::is_same_v<M, red::MaxM> || std::is_same_v<M, red::MinM>) &&
-                              (std::is_same_v<Map, red::MapId> || std::is_same_v<Map, red::MapAbs> || std::is_same_v<Map, red::MapSq>) &&
+                              (std::is_same_v<Map, red::MapId> || std::is_same_v<Map, red::MapAbs> || std::is_same_v<Map, red::MapSq> ||
+                               (std::is_same_v<Map, red::MapNanZero> && std::is_same_v<M, red::SumM>)) &&
                               std::is_same_v<T, A> && std::is_floating_point_v<A>;
   static constexpr bool kMaxMin = kOk && (std::is_same_v<M, red::MaxM> || std::is_same_v<M, red::MinM>);
 };
@@ -279,6 +288,9 @@ RK_OPS_AVX2 inline __m256 vmap(__m256 v, red::MapSq) { return _mm256_mul_ps(v, v
 RK_OPS_AVX2 inline __m256d vmap(__m256d v, red::MapId) { return v; }
 RK_OPS_AVX2 inline __m256d vmap(__m256d v, red::MapAbs) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), v); }
 RK_OPS_AVX2 inline __m256d vmap(__m256d v, red::MapSq) { return _mm256_mul_pd(v, v); }
+// nansum's map: a NaN lane becomes +0 (all bits clear), as MapNanZero's A(0).
+RK_OPS_AVX2 inline __m256 vmap(__m256 v, red::MapNanZero) { return _mm256_andnot_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q), v); }
+RK_OPS_AVX2 inline __m256d vmap(__m256d v, red::MapNanZero) { return _mm256_andnot_pd(_mm256_cmp_pd(v, v, _CMP_UNORD_Q), v); }
 RK_OPS_AVX2 inline __m256 vcombine(__m256 a, __m256 b, red::SumM) { return _mm256_add_ps(a, b); }
 RK_OPS_AVX2 inline __m256d vcombine(__m256d a, __m256d b, red::SumM) { return _mm256_add_pd(a, b); }
 // is_nan(a) ? a : (is_nan(b) ? b : (b > a ? b : a)), and the same with b < a for the min, up to which
@@ -328,8 +340,12 @@ RK_OPS_AVX2 inline void transpose4(__m256d r[4]) {
 // NB blocks of kJoint whole lanes at b (NB * kJoint lanes of G values, lane i at b + i * ls) into
 // out[NB * kJoint]: the blocks' chains of dependent steps are independent, so their latencies can
 // overlap. ls is G for a row's adjacent lanes, or a row's length for the same lane of kJoint rows.
+// The lane results as vectors: float32 accumulators res[q] = lanes 8q .. 8q + 7; float64
+// res[2q] = lanes 8q .. 8q + 3 and res[2q + 1] = lanes 8q + 4 .. 8q + 7.
+template <class Op>
+using LaneVec = Vec256<typename Op::Acc>;
 template <int NB, class In, class Op>
-RK_OPS_AVX2 inline void blocks(const In* b, typename Op::Acc* out, int64_t ls = 64 / sizeof(In)) {
+RK_OPS_AVX2 inline void blocks_v(const In* b, LaneVec<Op>* res, int64_t ls = 64 / sizeof(In)) {
   constexpr int64_t G = 64 / sizeof(In);
   using A = typename Op::Acc;
   using F = Form<Op>;
@@ -350,7 +366,7 @@ RK_OPS_AVX2 inline void blocks(const In* b, typename Op::Acc* out, int64_t ls = 
         for (int q = 0; q < NB; ++q) acc[q] = vfold(acc[q], r[q][k], map, mon);
       if (RK_FAULT_IS(CpuOpsJointHalf) && h == H / 2 - 1) break;  // planted: each lane's second half not entered
     }
-    for (int q = 0; q < NB; ++q) _mm256_store_ps(out + 8 * q, acc[q]);
+    for (int q = 0; q < NB; ++q) res[q] = acc[q];
   } else if constexpr (std::is_same_v<In, float>) {  // float32 values, float64 accumulators
     __m256d lo[NB], hi[NB];
     for (int q = 0; q < NB; ++q) lo[q] = hi[q] = _mm256_set1_pd(F::M::template identity<double>());
@@ -368,8 +384,8 @@ RK_OPS_AVX2 inline void blocks(const In* b, typename Op::Acc* out, int64_t ls = 
       if (RK_FAULT_IS(CpuOpsJointHalf)) break;  // planted
     }
     for (int q = 0; q < NB; ++q) {
-      _mm256_storeu_pd(out + 8 * q, lo[q]);
-      _mm256_storeu_pd(out + 8 * q + 4, hi[q]);
+      res[2 * q] = lo[q];
+      res[2 * q + 1] = hi[q];
     }
   } else {  // float64: 8 values a lane, lanes 0-3 and 4-7 of a block in two vectors
     __m256d lo[NB], hi[NB];
@@ -392,20 +408,72 @@ RK_OPS_AVX2 inline void blocks(const In* b, typename Op::Acc* out, int64_t ls = 
       if (RK_FAULT_IS(CpuOpsJointHalf)) break;  // planted
     }
     for (int q = 0; q < NB; ++q) {
-      _mm256_storeu_pd(out + 8 * q, lo[q]);
-      _mm256_storeu_pd(out + 8 * q + 4, hi[q]);
+      res[2 * q] = lo[q];
+      res[2 * q + 1] = hi[q];
     }
   }
 }
 
+// NB blocks' lane results into out[NB * kJoint], lane order.
+template <int NB, class In, class Op>
+RK_OPS_AVX2 inline void blocks(const In* b, typename Op::Acc* out, int64_t ls = 64 / sizeof(In)) {
+  constexpr int NV = std::is_same_v<typename Op::Acc, float> ? NB : 2 * NB;
+  LaneVec<Op> res[NV];
+  blocks_v<NB, In, Op>(b, res, ls);
+  for (int j = 0; j < NV; ++j) {
+    if constexpr (std::is_same_v<typename Op::Acc, float>) {
+      _mm256_storeu_ps(out + 8 * j, res[j]);
+    } else {
+      _mm256_storeu_pd(out + 4 * j, res[j]);
+    }
+  }
+}
+
+// The root of 16 lanes' perfect tree (two blocks' results, blocks_v's layout): TreeStack's combines
+// (left operand the lower lanes), two levels in vectors, two in scalars. Pushed whole at level 4,
+// in place of 16 pushes whose data-dependent loops held float64 mean rows at half the sum
+// kernel's speed (session 46).
+template <class Op, class Mon>
+RK_OPS_AVX2 inline float tree16(const __m256* v, Mon mon) {
+  // level 1: (P0 P1 P4 P5 | P2 P3 P6 P7), P_k = lanes 2k, 2k + 1
+  const __m256 p = RK_FAULT_IS(CpuOpsTree16) ? vcombine(v[0], v[1], mon)  // planted: lane j paired with lane j + 8
+                                             : vcombine(_mm256_shuffle_ps(v[0], v[1], 0x88), _mm256_shuffle_ps(v[0], v[1], 0xDD), mon);
+  // level 2: (Q0 Q2 Q0 Q2 | Q1 Q3 Q1 Q3), Q_k = P_2k, P_2k+1
+  const __m256 q = vcombine(_mm256_shuffle_ps(p, p, 0x88), _mm256_shuffle_ps(p, p, 0xDD), mon);
+  alignas(32) float f[8];
+  _mm256_store_ps(f, q);
+  return Op::combine(Op::combine(f[0], f[4]), Op::combine(f[1], f[5]));
+}
+template <class Op, class Mon>
+RK_OPS_AVX2 inline double tree16(const __m256d* v, Mon mon) {
+  // level 1: (P0 P2 P1 P3) and (P4 P6 P5 P7)
+  const __m256d h0 = RK_FAULT_IS(CpuOpsTree16) ? vcombine(v[0], v[1], mon)  // planted: lane j paired with lane j + 4
+                                              : vcombine(_mm256_unpacklo_pd(v[0], v[1]), _mm256_unpackhi_pd(v[0], v[1]), mon);
+  const __m256d h1 = RK_FAULT_IS(CpuOpsTree16) ? vcombine(v[2], v[3], mon)
+                                              : vcombine(_mm256_unpacklo_pd(v[2], v[3]), _mm256_unpackhi_pd(v[2], v[3]), mon);
+  // level 2: (Q0 Q1 Q2 Q3)
+  const __m256d q = vcombine(_mm256_permute2f128_pd(h0, h1, 0x20), _mm256_permute2f128_pd(h0, h1, 0x31), mon);
+  alignas(32) double f[4];
+  _mm256_store_pd(f, q);
+  return Op::combine(Op::combine(f[0], f[1]), Op::combine(f[2], f[3]));
+}
+
 // Blocks of kJoint whole lanes of a contiguous run, from lane l while a block ends by lane l1 and by
 // value n, two blocks at a time where there are two: each lane's result pushed into st in lane
-// order. Returns the first lane not done.
+// order (two blocks whose first lane is a multiple of 16 in the stack: their tree's root, pushed at
+// level 4). Returns the first lane not done.
 template <class In, class Op>
 RK_OPS_AVX2 int64_t joint_lanes(const In* x, int64_t n, int64_t l, int64_t l1, TreeStack<Op>& st) {
   static_assert(kJoint == 8, "two vectors of four doubles, or one of eight floats, hold a block's lanes");
   constexpr int64_t G = 64 / sizeof(In);
   alignas(32) typename Op::Acc out[2 * kJoint];
+  if ((st.count & 15) == 0) {
+    for (; l + 2 * kJoint <= l1 && (l + 2 * kJoint) * G <= n; l += 2 * kJoint) {
+      LaneVec<Op> res[std::is_same_v<typename Op::Acc, float> ? 2 : 4];
+      blocks_v<2, In, Op>(x + l * G, res);
+      st.push(tree16<Op>(res, typename Form<Op>::M{}), 4);
+    }
+  }
   for (; l + 2 * kJoint <= l1 && (l + 2 * kJoint) * G <= n; l += 2 * kJoint) {
     blocks<2, In, Op>(x + l * G, out);
     for (int64_t j = 0; j < 2 * kJoint; ++j) st.push(out[j]);
@@ -1190,27 +1258,51 @@ void run(const OpDesc& d) {
     });
     return;
   }
-  // Columns: batch b, columns [c0, c0 + kTile) per task, a lane (G rows) at a time across the
-  // tile: each row of the lane is read as one contiguous piece of the tile, and every column's lane
-  // sees its values in index order, as lane() would (issue 21: walking one column at a time, with
-  // strided loads and a tree per column, made a (10, 775) amax 8x torch's time). Lane results go
-  // into the columns' trees; a column of one lane needs no tree.
-  const int64_t C = d.inner, tiles = (C + kTile - 1) / kTile;
-  parallel_tasks(d.outer * tiles, R * std::min(C, kTile), [&](int64_t t0, int64_t t1) {
-    TileTree<Op> tree(lanes_n > 1);
-    Acc acc[kTile];
+  // Columns: batch b, a tile of tw columns and a chunk of lanes per task, a lane (G rows) at a time
+  // across the tile: each row of the lane is read as one contiguous piece of the tile, and every
+  // column's lane sees its values in index order, as lane() would (issue 21: walking one column at
+  // a time, with strided loads and a tree per column, made a (10, 775) amax 8x torch's time). Lane
+  // results go into the columns' trees; a column of one lane needs no tree. A tile spans
+  // kTileBytes of a row where the matrix is that wide: 64-column tiles (512 bytes of a float64 row)
+  // held mean over dim 0 of a (4096, 4096) float64 at 2x the sum kernel's time (session 46). A
+  // column of more than kChunkLanes lanes is cut into chunks as a long row is (aligned subtrees,
+  // their roots pushed in order: the same tree, and the same bits as a row of those values), which
+  // also spreads a matrix of few tiles over the threads (a (2^18, 64) float64 was one task).
+  const int64_t C = d.inner;
+  const int64_t tw = std::min(C, std::max<int64_t>(kTile, kTileBytes / static_cast<int64_t>(sizeof(In))));
+  const int64_t tiles = (C + tw - 1) / tw;
+  const int64_t chunks = lanes_n > kChunkLanes ? (lanes_n + kChunkLanes - 1) / kChunkLanes : 1;
+  std::vector<Acc> part(chunks > 1 ? static_cast<size_t>(d.outer * chunks * C) : 0);
+  parallel_tasks(d.outer * tiles * chunks, std::min(R, kChunkLanes * G) * tw, [&](int64_t t0, int64_t t1) {
+    TileTree<Op> tree(lanes_n > 1, tw, std::min(lanes_n, kChunkLanes));
+    std::vector<Acc> acc_buffer(static_cast<size_t>(tw));
+    Acc* acc = acc_buffer.data();
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t b = t / tiles, c0 = (t % tiles) * kTile, nc = std::min(kTile, C - c0);
+      const int64_t ch = t % chunks, b = t / (chunks * tiles), c0 = ((t / chunks) % tiles) * tw, nc = std::min(tw, C - c0);
+      const int64_t l0 = ch * kChunkLanes, l1 = std::min(lanes_n, l0 + kChunkLanes);
       const In* xt = x + b * R * C + c0;
       tree.count = 0;
-      for (int64_t l = 0; l < lanes_n; ++l) {
+      for (int64_t l = l0; l < l1; ++l) {
         const int64_t i0 = l * G;
         const int cnt = static_cast<int>(std::min<int64_t>(G, R - i0));
         column_lanes<In, Op>(xt + i0 * C, C, nc, cnt, i0, acc, d.params);
         if (lanes_n > 1) tree.push(acc, nc);
       }
       if (lanes_n > 1) tree.result(acc, nc);
-      for (int64_t c = 0; c < nc; ++c) store<Op, Out0, Out1>(d, b * C + c0 + c, acc[c]);
+      if (chunks == 1) {
+        for (int64_t c = 0; c < nc; ++c) store<Op, Out0, Out1>(d, b * C + c0 + c, acc[c]);
+      } else {
+        std::copy(acc, acc + nc, part.begin() + (b * chunks + ch) * C + c0);
+      }
+    }
+  });
+  if (chunks == 1) return;
+  parallel_tasks(d.outer * C, chunks, [&](int64_t o0, int64_t o1) {
+    for (int64_t o = o0; o < o1; ++o) {
+      const int64_t b = o / C, c = o % C;
+      TreeStack<Op> st;
+      for (int64_t ch = 0; ch < chunks; ++ch) st.push(part[(b * chunks + ch) * C + c]);
+      store<Op, Out0, Out1>(d, o, st.result());
     }
   });
 }
@@ -1230,10 +1322,11 @@ void run_impl(const OpDesc& d) {
 void cpu_op_step(const OpDesc& d) {
   // The CPU backend does not gather (Backend::gathers): a plan of several steps reaches it as a copy.
   TORCH_CHECK(d.kind != StepKind::Gather, "reducekit: internal error: a gather step reached the CPU");
-  if (d.op == red::OpKind::Sum) {
-    // sum's steps run on the CPU's vector sum kernels (cpu/dims_cpu.cpp: chunks of 2^16 values in
-    // 16 lanes, an order of their own that the CPU's results have always had), in the dtypes that
-    // OpImpl<Sum> gives the CUDA kernels.
+  if (d.op == red::OpKind::Sum && cpu_sum_kernels(d.in_dtype, d.wide)) {
+    // The CPU's vector sum kernels (cpu/dims_cpu.cpp), in the dtypes that OpImpl<Sum> gives the CUDA
+    // kernels, where engine/op_desc.h's cpu_sum_kernels says so. Other sums (float64, dtype=
+    // widened) take the operators' loops below, the engine's order (until session 46 every sum
+    // took the kernels, so the CPU's float64 sums over dims differed from CUDA's).
     const SumStepTypes t = sum_step_types(d);
     cpu_dims_step(d.kind, d.outer, d.extent, d.inner, d.in, t.in, t.acc, d.out0, t.out);
     return;
@@ -1246,8 +1339,8 @@ void cpu_op_step(const OpDesc& d) {
           constexpr red::OpKind K = decltype(k)::value;
           if constexpr (std::is_integral_v<In> && red::op_traits(K).float_only) {
             TORCH_CHECK(false, "reducekit: internal error: float-only op ", red::op_name(K), " on an integer input");
-          } else if constexpr (K == red::OpKind::Sum) {
-            TORCH_CHECK(false, "reducekit: internal error: sum reached the operators' loops");
+          } else if constexpr (K == red::OpKind::Sum && std::is_integral_v<In>) {
+            TORCH_CHECK(false, "reducekit: internal error: an integer sum reached the operators' loops");
           } else {
             run_impl<In, red::OpImpl<K, decltype(o)::value, In, kHalfLike<In>>>(d);
           }

@@ -50,4 +50,14 @@ inline SumStepTypes sum_step_types(const OpDesc& d) {
   return {src, acc, out};
 }
 
+// Whether the CPU runs a sum step of this input dtype on its own vector sum kernels
+// (cpu/dims_cpu.cpp: 16 strided lanes in chunks of 2^16 values) rather than the operators' loops
+// in the engine's order, CUDA's: integers (wrapping int64: every order gives the same bits), and
+// float32 and 16-bit floats summed into their own dtype, whose float64 (float32) accumulator is
+// rounded to a narrower output (the two orders' results differ only where that rounding falls
+// between them; the operators' loops transpose each lane, which took float32 rows at 2x the
+// kernels' time, session 46). float64 sums and dtype= widened sums, whose output is the
+// accumulator, take the engine's order: the CPU's bits are CUDA's.
+inline bool cpu_sum_kernels(DType in, bool wide) { return !is_floating(in) || (in != DType::Float64 && !wide); }
+
 }  // namespace rk

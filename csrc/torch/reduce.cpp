@@ -384,12 +384,14 @@ std::vector<at::Tensor> reduce_real(const Call& c, const Promoted& pr, const Bac
   const red::NormOrd ord = norm_ord(ord_value);
 
   // nansum is sum of the values with NaN read as 0, in sum's order, so that nansum(x) and sum(x)
-  // have the same bits on NaN-free data. Integer sums are sum's (no NaN to skip). On the CPU, whose
-  // sum runs its own vector kernels, a float nansum is sum of a masked copy; on CUDA over dims it is
-  // sum's plan with a first step that skips NaN (below). (CUDA's nansum of a whole tensor is the
-  // engine's one row, where sum's is single_pass: not the same order.)
+  // have the same bits on NaN-free data over dims. Integer sums are sum's (no NaN to skip). Where
+  // the CPU's sum runs its own vector kernels (cpu_sum_kernels: float32 and 16-bit sums of their
+  // own dtype), a float nansum is sum of a masked copy; elsewhere (CUDA, and the CPU's float64 and
+  // dtype= widened sums, which take the operators' loops) nansum over dims is sum's plan with a
+  // first step that skips NaN (below), and of a whole tensor the engine's one row, where sum's is
+  // single_pass (CUDA) or the CPU's whole-tensor kernel: not the same order.
   const bool integral = at::isIntegralType(x.scalar_type(), true);
-  if (op == OpKind::NanSum && (integral || x.device().is_cpu())) {
+  if (op == OpKind::NanSum && (integral || (x.device().is_cpu() && cpu_sum_kernels(to_rk_dtype(x.scalar_type()), wide)))) {
     // sum's order follows the layout, so the copy is laid out as sum reads x: with x's strides
     // when x is dense, contiguous when it has gaps (sum copies such a view contiguous first). An
     // out-of-place masked_fill returns a contiguous copy, whose sum of a permuted input differed

@@ -53,7 +53,9 @@ def test_corpus_detects_a_moved_bit():
 # The CPU's bits are the GPU's on the corpus's inputs (issue 21, item 2), read against the committed
 # CUDA corpus, so that the CPU is checked without a GPU: every result but these.
 #  - Gradients: torch's own formulas.
-#  - vector_norm of ord 3 and 0.5, logsumexp: the CPU's pow, exp and log are not the GPU's.
+#  - vector_norm of ord 3 and 0.5: the CPU's pow is not the GPU's. logsumexp but of float64: the
+#    GPU's float32 exponential is the hardware's ex2.approx. (float64 logsumexp is checked since
+#    session 46: CUDA's exp copied, and the rescale-and-add of two partial sums fused as nvcc fuses it.)
 #  - sum of a whole float64 tensor (dim=None, no dtype=): CUDA's single_pass, whose order follows
 #    its grid; the CPU's whole-tensor kernel has its own. (Since session 46 float64 sums over dims,
 #    dtype= widened sums and float64 nansum take the engine's order on the CPU too.)
@@ -63,8 +65,9 @@ def test_corpus_detects_a_moved_bit():
 #    are checked.
 # What makes the rest equal: one struct per operator on both backends (engine/reduce_ops.h), the
 # products nvcc fuses fused on the CPU too (red::m_fused: the var family's Welford, vector_norm's
-# x * x + a), CUDA's float64 exp copied (nvexp), one NaN per result type (cuda_nan).
-OWN_MATH = ("linalg.vector_norm(ord=3)", "linalg.vector_norm(ord=0.5)", "logsumexp(")
+# x * x + a, logsumexp's rescale-and-add), CUDA's float64 exp copied (nvexp), one NaN per result type
+# (cuda_nan).
+OWN_MATH = ("linalg.vector_norm(ord=3)", "linalg.vector_norm(ord=0.5)")
 NAN_IN_FLOAT64 = ("sum()", "nansum()", "mean()", "nanmean()", "var(", "std(", "var_mean(", "std_mean(")
 
 
@@ -75,7 +78,7 @@ def _holds_nan(key):
 
 def _cpu_equals_cuda(key):
     op, dtype = key.split("|")[:2]
-    if "grad=True" in op or op.startswith(OWN_MATH):
+    if "grad=True" in op or op.startswith(OWN_MATH) or (op.startswith("logsumexp(") and dtype != "float64"):
         return False
     if op == "sum()" and dtype == "float64" and "|dims=None|" in key:
         return False
@@ -86,11 +89,11 @@ def _cpu_equals_cuda(key):
 
 def test_cpu_equals_cuda_corpus():
     """The CPU's results equal the CUDA corpus's bit for bit on every key _cpu_equals_cuda names
-    (every op, dtype, layout and reduced set the corpus has, but the exceptions above): 8,429 on
+    (every op, dtype, layout and reduced set the corpus has, but the exceptions above): 8,460 on
     the corpus of session 46. Session 44's build differs on 163 of session 45's 8,346 (NaN bits of
     16-bit and float32 results, float64's 2-norms), the build with the NaN rule alone on 13 (the
-    2-norms); session 45's build on 40 of these 8,429 (float64 sums and nansums over dims, dtype=
-    widened sums, float64 nansums of whole tensors)."""
+    2-norms); session 45's build on 47 of these 8,460 (float64 sums and nansums over dims, dtype=
+    widened sums, float64 nansums of whole tensors, float64 logsumexp)."""
     with open(os.path.join(HERE, "corpus", "cuda.json")) as f:
         cuda = json.load(f)["corpus"]
     now = corpus.record("cpu")

@@ -1143,6 +1143,35 @@ def test_multi_dim_order_model_cpu(dtype, case):
     assert same_bits(got, want), f"mean over {dims} is not the multi-dim order"
 
 
+# Beyond MULTI_CASES for the CPU's gather (cpu/reduce_cpu.cpp run_gather): a slice of 3 runs of
+# 30011 values, more than one buffer of kGatherLanes lanes in every type and more than one chunk of
+# kChunkLanes lanes for float32 and float64, with lanes that cross runs.
+CPU_GATHER_CASES = MULTI_CASES + [((3, 4, 30011), (2, 1, 0), (0, 2))]
+
+
+@pytest.mark.parametrize("op", list(MULTI_OPS))
+def test_cpu_gather_equals_copy(op):
+    """The CPU's gather (the rows form: each slice's run read through the dims into a thread's
+    buffer, no copy of the tensor) gives the bits of the copy with the reduced dims last reduced as
+    rows (reducekit._C._dims_gather(False)), for every op and dtype: lanes inside one run, lanes
+    that cross runs, runs shorter than a lane, several buffers and chunks a slice."""
+    f = MULTI_OPS[op]
+    for dtype in MULTI_DTYPES:
+        for i, case in enumerate(CPU_GATHER_CASES):
+            m = _multi(op, dtype, "cpu", case, i)
+            if m is None:
+                continue
+            x, dims = m
+            try:
+                reducekit._C._dims_gather(False)
+                copied = f(x, dims)
+            finally:
+                reducekit._C._dims_gather(True)
+            gathered = f(x, dims)
+            for a, b in zip(gathered, copied):
+                assert same_bits(a, b), f"{op} {dtype} {tuple(x.shape)} strides {x.stride()} over {dims}: gather differs from the copy"
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("op", list(MULTI_OPS))
 def test_cuda_gather_equals_copy(op):

@@ -55,6 +55,9 @@ namespace rk {
   X(ExactKeepWords, "exact_keep_words", "exact CUDA value-independent paths: the row's last block leaves the accumulator words it read (not zeroed for the next launch)") \
   X(CpuOpsJointHalf, "cpu_ops_joint_half", "CPU operators' AVX2 joint lanes (mean, amax, amin, vector_norm of float rows): each lane's second half of values is not entered") \
   X(CpuOpsTree16, "cpu_ops_tree16", "CPU operators' AVX2 joint lanes: the 16-lane tree pairs lane j with lane j + 8 (float64 accumulators: j + 4) at its first level") \
+  X(CpuGatherCarry, "cpu_gather_carry", "CPU gather over several reduced dims: the odometer over a run's outer reduced digits counts the outermost first (pieces of a slice with three or more reduced runs read out of order)") \
+  X(CpuColTree16, "cpu_col_tree16", "CPU operators' columns of a sum-like op, 16 lanes at once (joint_columns16): each lane's last row is not entered") \
+  X(CpuShortRowsPad, "cpu_short_rows_pad", "CPU operators' short rows of a sum-like op (short_rows): the partial last lane is padded with 1.0, not +0.0") \
   X(CpuOpsExtremumNan, "cpu_ops_extremum_nan", "CPU amax/amin/vector_norm(+-inf) rows of float32/float64 in AVX2: a NaN met in the vector loop is forgotten") \
   X(CpuOpsExtremumZero, "cpu_ops_extremum_zero", "CPU amax/amin rows of float32/float64 in AVX2: a zero result keeps the vector max's zero, not the first zero's sign") \
   X(ColumnsCutBatch, "columns_cut_batch", "columns kernel, lanes read 8 rows at a time (misaligned, or wide accumulators): a whole batch of 8 loses its last row") \

@@ -48,6 +48,7 @@ namespace {
 constexpr int64_t kChunkLanes = 4096;
 constexpr int64_t kTile = 64;           // columns of a tile at least
 constexpr int64_t kTileBytes = 4096;    // bytes of a row a tile spans, where the matrix is that wide
+constexpr int64_t kColTreeBytes = 32 << 10;  // a narrow tile's 16 lanes read at once (joint_columns16), at most
 constexpr int kMaxLevels = 64;
 
 template <class In>
@@ -160,6 +161,12 @@ struct TreeStack {
   }
 };
 
+// argmax and argmin (their lanes take the values' indices).
+template <class Op>
+inline constexpr bool kArgOp = false;
+template <class C, bool kMax>
+inline constexpr bool kArgOp<red::ArgExt<C, kMax>> = true;
+
 // kTile columns' trees at once (the columns loop below): TreeStack's pushes and root, level by
 // level across the tile's columns (level-major storage), since every column of a tile has the same
 // lanes and so the same stack shape. One TreeStack a column (520 bytes for a float64 accumulator,
@@ -177,15 +184,16 @@ struct TileTree {
     while ((int64_t{1} << (levels - 1)) < lanes) ++levels;
     if (used) st.resize(static_cast<size_t>(levels * w));
   }
-  // One lane result a column (a[0, nc)), in lane order; a[] is clobbered.
-  void push(Acc* a, int64_t nc) {
-    int k = 0;
+  // One lane result a column (a[0, nc)), in lane order, or (level > 0) the roots of the next
+  // 2^level lanes' trees, where count is a multiple of 2^level; a[] is clobbered.
+  void push(Acc* a, int64_t nc, int level = 0) {
+    int k = level;
     for (; (count >> k) & 1; ++k) {
       const Acc* s = &st[k * w];
       for (int64_t c = 0; c < nc; ++c) a[c] = Op::combine(s[c], a[c]);
     }
     std::copy(a, a + nc, &st[(RK_FAULT_IS(CpuTileTreeLevel) ? 0 : k) * w]);  // planted: always level 0
-    ++count;
+    count += int64_t{1} << level;
   }
   void result(Acc* out, int64_t nc) const {
     if (count == 0) {
@@ -225,6 +233,10 @@ __attribute__((always_inline)) inline typename Op::Acc lane(const In* x, int64_t
 
 // Whole lanes reduced together by a non-batched operator (kJoint chains of G dependent operations).
 constexpr int64_t kJoint = 8;
+#ifndef RK_JOINT_PREFETCH
+#define RK_JOINT_PREFETCH 2048
+#endif
+constexpr int64_t kJointPrefetch = RK_JOINT_PREFETCH;
 
 #if RK_OPS_AVX2_LANES
 
@@ -241,6 +253,7 @@ template <class Op, class = void>
 struct Form {
   static constexpr bool kOk = false;
   static constexpr bool kMaxMin = false;
+  static constexpr bool kSum = false;
 };
 template <class Op>
 struct Form<Op, std::void_t<typename Op::MapOf>> {
@@ -253,6 +266,7 @@ struct Form<Op, std::void_t<typename Op::MapOf>> {
                                (std::is_same_v<Map, red::MapNanZero> && std::is_same_v<M, red::SumM>)) &&
                               std::is_same_v<T, A> && std::is_floating_point_v<A>;
   static constexpr bool kMaxMin = kOk && (std::is_same_v<M, red::MaxM> || std::is_same_v<M, red::MinM>);
+  static constexpr bool kSum = kOk && std::is_same_v<M, red::SumM>;
 };
 template <class In, class Op>
 inline constexpr bool kVecLanes = (std::is_same_v<In, float> || std::is_same_v<In, double> || kHalfLike<In>) && Form<Op>::kOk &&
@@ -357,13 +371,12 @@ RK_OPS_AVX2 inline void blocks_v(const In* b, LaneVec<Op>* res, int64_t ls = 64 
     __m256 acc[NB];
     for (int q = 0; q < NB; ++q) acc[q] = _mm256_set1_ps(F::M::template identity<float>());
     for (int h = 0; h < H; ++h) {
-      __m256 r[NB][8];
-      for (int q = 0; q < NB; ++q) {
-        for (int j = 0; j < 8; ++j) r[q][j] = load8(b + (q * 8 + j) * ls + 8 * h);
-        transpose8(r[q]);
+      for (int q = 0; q < NB; ++q) {  // one block's 8 x 8 piece at a time (fewer live vectors)
+        __m256 r[8];
+        for (int j = 0; j < 8; ++j) r[j] = load8(b + (q * 8 + j) * ls + 8 * h);
+        transpose8(r);
+        for (int k = 0; k < 8; ++k) acc[q] = vfold(acc[q], r[k], map, mon);
       }
-      for (int k = 0; k < 8; ++k)
-        for (int q = 0; q < NB; ++q) acc[q] = vfold(acc[q], r[q][k], map, mon);
       if (RK_FAULT_IS(CpuOpsJointHalf) && h == H / 2 - 1) break;  // planted: each lane's second half not entered
     }
     for (int q = 0; q < NB; ++q) res[q] = acc[q];
@@ -371,16 +384,15 @@ RK_OPS_AVX2 inline void blocks_v(const In* b, LaneVec<Op>* res, int64_t ls = 64 
     __m256d lo[NB], hi[NB];
     for (int q = 0; q < NB; ++q) lo[q] = hi[q] = _mm256_set1_pd(F::M::template identity<double>());
     for (int h = 0; h < 2; ++h) {
-      __m256 r[NB][8];
-      for (int q = 0; q < NB; ++q) {
-        for (int j = 0; j < 8; ++j) r[q][j] = _mm256_loadu_ps(reinterpret_cast<const float*>(b) + (q * 8 + j) * ls + 8 * h);
-        transpose8(r[q]);
-      }
-      for (int k = 0; k < 8; ++k)
-        for (int q = 0; q < NB; ++q) {
-          lo[q] = vfold(lo[q], _mm256_cvtps_pd(_mm256_castps256_ps128(r[q][k])), map, mon);
-          hi[q] = vfold(hi[q], _mm256_cvtps_pd(_mm256_extractf128_ps(r[q][k], 1)), map, mon);
+      for (int q = 0; q < NB; ++q) {  // one block's 8 x 8 piece at a time (fewer live vectors)
+        __m256 r[8];
+        for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(reinterpret_cast<const float*>(b) + (q * 8 + j) * ls + 8 * h);
+        transpose8(r);
+        for (int k = 0; k < 8; ++k) {
+          lo[q] = vfold(lo[q], _mm256_cvtps_pd(_mm256_castps256_ps128(r[k])), map, mon);
+          hi[q] = vfold(hi[q], _mm256_cvtps_pd(_mm256_extractf128_ps(r[k], 1)), map, mon);
         }
+      }
       if (RK_FAULT_IS(CpuOpsJointHalf)) break;  // planted
     }
     for (int q = 0; q < NB; ++q) {
@@ -388,29 +400,22 @@ RK_OPS_AVX2 inline void blocks_v(const In* b, LaneVec<Op>* res, int64_t ls = 64 
       res[2 * q + 1] = hi[q];
     }
   } else {  // float64: 8 values a lane, lanes 0-3 and 4-7 of a block in two vectors
-    __m256d lo[NB], hi[NB];
-    for (int q = 0; q < NB; ++q) lo[q] = hi[q] = _mm256_set1_pd(F::M::template identity<double>());
+    // Chain v holds lanes 4v .. 4v + 3; each 4 x 4 piece is loaded, transposed and entered before
+    // the next (all of them loaded first kept 20 vectors live: spills, float64 rows at 0.5x the
+    // sum kernels' speed in cache, session 46).
+    constexpr int NC = 2 * NB;
+    __m256d acc[NC];
+    for (int v = 0; v < NC; ++v) acc[v] = _mm256_set1_pd(F::M::template identity<double>());
     for (int h = 0; h < 2; ++h) {  // values 4h .. 4h + 3
-      __m256d a[NB][4], c[NB][4];
-      for (int q = 0; q < NB; ++q) {
-        for (int j = 0; j < 4; ++j) {
-          a[q][j] = _mm256_loadu_pd(reinterpret_cast<const double*>(b) + (q * 8 + j) * ls + 4 * h);
-          c[q][j] = _mm256_loadu_pd(reinterpret_cast<const double*>(b) + (q * 8 + j + 4) * ls + 4 * h);
-        }
-        transpose4(a[q]);
-        transpose4(c[q]);
+      for (int v = 0; v < NC; ++v) {
+        __m256d r[4];
+        for (int j = 0; j < 4; ++j) r[j] = _mm256_loadu_pd(reinterpret_cast<const double*>(b) + (4 * v + j) * ls + 4 * h);
+        transpose4(r);
+        for (int k = 0; k < 4; ++k) acc[v] = vfold(acc[v], r[k], map, mon);
       }
-      for (int k = 0; k < 4; ++k)
-        for (int q = 0; q < NB; ++q) {
-          lo[q] = vfold(lo[q], a[q][k], map, mon);
-          hi[q] = vfold(hi[q], c[q][k], map, mon);
-        }
       if (RK_FAULT_IS(CpuOpsJointHalf)) break;  // planted
     }
-    for (int q = 0; q < NB; ++q) {
-      res[2 * q] = lo[q];
-      res[2 * q + 1] = hi[q];
-    }
+    for (int v = 0; v < NC; ++v) res[v] = acc[v];
   }
 }
 
@@ -458,6 +463,56 @@ RK_OPS_AVX2 inline double tree16(const __m256d* v, Mon mon) {
   return Op::combine(Op::combine(f[0], f[1]), Op::combine(f[2], f[3]));
 }
 
+// The root of TreeStack's tree over n leaves L[0, n) (a perfect tree padded with the identity,
+// combine(x, identity) where a right subtree is all padding), for the subtree of `size` (a power of
+// two) leaves from l0 < n: vectors of several rows' lanes, one row a position.
+template <class V, class Mon>
+RK_OPS_AVX2 V vec_tree(const V* L, int64_t l0, int64_t size, int64_t n, V id, Mon mon) {
+  if (size == 1) return L[l0];
+  const int64_t h = size / 2;
+  const V left = vec_tree(L, l0, h, n, id, mon);
+  return vcombine(left, l0 + h < n ? vec_tree(L, l0 + h, h, n, id, mon) : id, mon);
+}
+
+// Short rows of a sum-like operator (kVecLanes with a sum: sum, nansum, mean, vector_norm 1 and 2):
+// kJoint rows of R values (at most kShortLanes lanes), row q at x + q * R, reduced together: lane l
+// of the kJoint rows as one block (blocks_v, the rows R apart), the partial last lane from a copy
+// padded with +0.0 (a lane plus +0.0 is the lane: a lane starts from +0.0, so it is never -0.0,
+// and every map here sends 0 to 0), then each row's tree over its lanes with the rows side by side
+// in vectors (vec_tree: TreeStack's tree). One TreeStack a row, pushed lane by lane, held float64
+// sums of (2^17, 32) at 0.44x torch (session 46).
+constexpr int64_t kShortLanes = 16;
+template <class In, class Op>
+RK_OPS_AVX2 void short_rows(const In* x, int64_t R, typename Op::Acc* out) {
+  constexpr int64_t G = 64 / sizeof(In);
+  using A = typename Op::Acc;
+  using V = LaneVec<Op>;
+  constexpr int NV = std::is_same_v<A, float> ? 1 : 2;  // vectors of kJoint rows
+  constexpr int W = 8 / NV;
+  const int64_t whole = R / G, lanes_n = (R + G - 1) / G;
+  V L[NV][kShortLanes];
+  int64_t l = 0;
+  for (; l < whole; ++l) {
+    V res[NV];
+    blocks_v<1, In, Op>(x + l * G, res, R);
+    for (int h = 0; h < NV; ++h) L[h][l] = RK_FAULT_IS(CpuRowsJointLane) && l == whole - 1 ? vset(A(0)) : res[h];  // planted: each row's last whole lane lost
+  }
+  if (l < lanes_n) {
+    const int64_t cnt = R - l * G;
+    In buf[kJoint * G];
+    for (int64_t q = 0; q < kJoint; ++q)
+      for (int64_t k = 0; k < G; ++k) buf[q * G + k] = k < cnt ? x[q * R + l * G + k] : In(RK_FAULT_IS(CpuShortRowsPad) ? 1.0f : 0.0f);  // planted: 1.0
+    V res[NV];
+    blocks_v<1, In, Op>(buf, res, G);
+    for (int h = 0; h < NV; ++h) L[h][l] = res[h];
+  }
+  const V id = vset(Form<Op>::M::template identity<A>());
+  for (int h = 0; h < NV; ++h) {
+    const V root = vec_tree(L[h], 0, ceil_pow2(lanes_n), lanes_n, id, typename Form<Op>::M{});
+    std::memcpy(out + h * W, &root, sizeof root);
+  }
+}
+
 // Blocks of kJoint whole lanes of a contiguous run, from lane l while a block ends by lane l1 and by
 // value n, two blocks at a time where there are two: each lane's result pushed into st in lane
 // order (two blocks whose first lane is a multiple of 16 in the stack: their tree's root, pushed at
@@ -470,6 +525,10 @@ RK_OPS_AVX2 int64_t joint_lanes(const In* x, int64_t n, int64_t l, int64_t l1, T
   if ((st.count & 15) == 0) {
     for (; l + 2 * kJoint <= l1 && (l + 2 * kJoint) * G <= n; l += 2 * kJoint) {
       LaneVec<Op> res[std::is_same_v<typename Op::Acc, float> ? 2 : 4];
+      if (kJointPrefetch > 0) {
+        const char* ahead = reinterpret_cast<const char*>(x + l * G) + kJointPrefetch;
+        for (int c = 0; c < 16; ++c) _mm_prefetch(ahead + 64 * c, _MM_HINT_T0);
+      }
       blocks_v<2, In, Op>(x + l * G, res);
       st.push(tree16<Op>(res, typename Form<Op>::M{}), 4);
     }
@@ -565,7 +624,7 @@ RK_OPS_AVX2 inline void lse_combine(__m256 am, __m256 as, __m256 bm, __m256 bs, 
   const __m256 ge = _mm256_cmp_ps(am, bm, _CMP_GE_OQ);
   const __m256 big_m = _mm256_blendv_ps(bm, am, ge), small_m = _mm256_blendv_ps(am, bm, ge);
   const __m256 big_s = _mm256_blendv_ps(bs, as, ge), small_s = _mm256_blendv_ps(as, bs, ge);
-  const __m256 sum = _mm256_add_ps(big_s, _mm256_mul_ps(small_s, exp_scaled8(_mm256_sub_ps(small_m, big_m))));
+  const __m256 sum = _mm256_fmadd_ps(small_s, exp_scaled8(_mm256_sub_ps(small_m, big_m)), big_s);  // LogSumExp::combine's m_fused
   m = _mm256_blendv_ps(mx, big_m, finite);
   s = _mm256_and_ps(sum, finite);
 }
@@ -575,7 +634,7 @@ RK_OPS_AVX2 inline void lse_combine(__m256d am, __m256d as, __m256d bm, __m256d 
   const __m256d ge = _mm256_cmp_pd(am, bm, _CMP_GE_OQ);
   const __m256d big_m = _mm256_blendv_pd(bm, am, ge), small_m = _mm256_blendv_pd(am, bm, ge);
   const __m256d big_s = _mm256_blendv_pd(bs, as, ge), small_s = _mm256_blendv_pd(as, bs, ge);
-  const __m256d sum = _mm256_add_pd(big_s, _mm256_mul_pd(small_s, exp_nv4(_mm256_and_pd(_mm256_sub_pd(small_m, big_m), finite))));
+  const __m256d sum = _mm256_fmadd_pd(small_s, exp_nv4(_mm256_and_pd(_mm256_sub_pd(small_m, big_m), finite)), big_s);  // m_fused
   m = _mm256_blendv_pd(mx, big_m, finite);
   s = _mm256_and_pd(sum, finite);
 }
@@ -786,6 +845,52 @@ RK_OPS_AVX2 int64_t joint_columns(const In* x, int64_t ld, int64_t nc, int cnt, 
       }
       _mm256_storeu_pd(acc + c, a);
     }
+  }
+  return c;
+}
+
+// 16 whole lanes (16 G rows) of the columns of a tile of a sum-like operator, W adjacent columns a
+// vector: each lane entered as joint_columns enters it, and the 16 lanes' perfect tree built as
+// they come (a binary counter of 4 levels in registers), so that the tile's tree takes one push of
+// 16 lanes' roots (TileTree::push at level 4) where it took 16 pushes through memory: (2^17, 32)
+// float64 mean at 0.49x torch (session 46). Writes acc[0, c) and returns c.
+template <class In, class Op>
+inline constexpr bool kColTree = kVecLanes<In, Op> && !Op::kBatched && Form<Op>::kSum;
+template <int kLevel, class V, class In, class Op>
+RK_OPS_AVX2 inline V col_subtree(const In* x, int64_t ld, int64_t& lane) {
+  constexpr int64_t G = 64 / sizeof(In);
+  using F = Form<Op>;
+  if constexpr (kLevel == 0) {
+    V a = vset(F::M::template identity<typename Op::Acc>());
+    const In* p = x + lane * G * ld;
+    for (int64_t k = 0; k < G - (RK_FAULT_IS(CpuColTree16) ? 1 : 0); ++k) {  // planted: each lane's last row lost
+      V v;
+      if constexpr (std::is_same_v<V, __m256d> && std::is_same_v<In, float>) {
+        v = _mm256_cvtps_pd(_mm_loadu_ps(p + k * ld));
+      } else if constexpr (std::is_same_v<V, __m256d>) {
+        v = _mm256_loadu_pd(p + k * ld);
+      } else {
+        v = load8(p + k * ld);
+      }
+      a = vfold(a, v, typename F::Map{}, typename F::M{});
+    }
+    ++lane;
+    return a;
+  } else {
+    const V left = col_subtree<kLevel - 1, V, In, Op>(x, ld, lane);
+    const V right = col_subtree<kLevel - 1, V, In, Op>(x, ld, lane);
+    return vcombine(left, right, typename F::M{});
+  }
+}
+template <class In, class Op>
+RK_OPS_AVX2 int64_t joint_columns16(const In* x, int64_t ld, int64_t nc, typename Op::Acc* acc) {
+  using V = LaneVec<Op>;
+  constexpr int64_t W = std::is_same_v<typename Op::Acc, float> ? 8 : 4;
+  int64_t c = 0;
+  for (; c + W <= nc; c += W) {
+    int64_t lane = 0;
+    const V root = col_subtree<4, V, In, Op>(x + c, ld, lane);
+    std::memcpy(acc + c, &root, sizeof root);
   }
   return c;
 }
@@ -1201,11 +1306,91 @@ void store(const OpDesc& d, int64_t i, const typename Op::Acc& acc) {
   }
 }
 
+// Values [p, p + cnt) of the run of the output whose first value is at x + base (the gather's
+// reduced digits over rsize, row-major, the innermost contiguous: engine/plan.h's Gather) copied
+// to buf, a contiguous piece of the innermost dim at a time.
+template <class In>
+void gather_run(const In* x, const Gather& g, int64_t base, int64_t p, int64_t cnt, In* buf) {
+  int64_t digit[kGatherDims];
+  int64_t q = p;
+  for (int i = g.nr - 1; i >= 0; --i) {
+    digit[i] = q % g.rsize[i].d;
+    q /= g.rsize[i].d;
+  }
+  const int64_t seg = g.rsize[g.nr - 1].d;
+  int64_t off = base;
+  for (int i = 0; i + 1 < g.nr; ++i) off += digit[i] * g.rstride[i];
+  int64_t inner = digit[g.nr - 1];
+  for (int64_t done = 0; done < cnt;) {
+    const int64_t m = std::min(seg - inner, cnt - done);
+    std::memcpy(buf + done, x + off + inner, static_cast<size_t>(m) * sizeof(In));
+    done += m;
+    inner = 0;
+    for (int j = 0; j + 1 < g.nr; ++j) {  // the next piece: the odometer over the outer reduced digits
+      const int i = RK_FAULT_IS(CpuGatherCarry) ? j : g.nr - 2 - j;  // planted: the outermost digit counts first
+      off += g.rstride[i];
+      if (++digit[i] < static_cast<int64_t>(g.rsize[i].d)) break;
+      off -= digit[i] * g.rstride[i];
+      digit[i] = 0;
+    }
+  }
+}
+
+// A plan of several steps in the rows form (engine/plan.h's Gather, innermost dim reduced): each
+// output's run read through the dims, kGatherLanes lanes at a time copied into a thread's buffer
+// (L2-resident) and reduced there as the rows step reduces a row of the copy (as_rows) that the
+// CPU made until session 46: the same lanes, the same tree (a run of more than kChunkLanes lanes in
+// chunks, their roots pushed in order), so the same bits, without writing and reading back a copy
+// of the whole tensor (mean of a (64, 64, 64, 64) float64 over (1, 3): 8x torch's time).
+constexpr int64_t kGatherLanes = 1024;
+static_assert(kChunkLanes % kGatherLanes == 0, "a chunk is whole buffers");
+template <class In, class Op, class Out0, class Out1>
+void run_gather(const OpDesc& d) {
+  using Acc = typename Op::Acc;
+  constexpr int64_t G = 64 / sizeof(In);
+  static_assert(!kArgOp<Op>, "argmax and argmin reduce one dim (their lanes' indices are the buffer's)");
+  const Gather& g = d.gather;
+  const In* x = static_cast<const In*>(d.in);
+  const int64_t N = g.N, lanes_n = (N + G - 1) / G;
+  const int64_t chunks = lanes_n > kChunkLanes ? (lanes_n + kChunkLanes - 1) / kChunkLanes : 1;
+  parallel_tasks(g.K, N, [&](int64_t r0, int64_t r1) {
+    thread_local std::vector<uint64_t> buffer;  // (not std::vector<In>: In may be bool)
+    buffer.resize(static_cast<size_t>((std::min(N, kGatherLanes * G) * static_cast<int64_t>(sizeof(In)) + 7) / 8));
+    In* buf = reinterpret_cast<In*>(buffer.data());
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t base = 0, q = r;
+      for (int i = g.nk - 1; i >= 0; --i) {
+        base += (q % g.ksize[i].d) * g.kstride[i];
+        q /= g.ksize[i].d;
+      }
+      TreeStack<Op> top;
+      for (int64_t ch = 0; ch < chunks; ++ch) {
+        TreeStack<Op> st;
+        const int64_t l1 = std::min(lanes_n, (ch + 1) * kChunkLanes);
+        for (int64_t l = ch * kChunkLanes; l < l1; l += kGatherLanes) {
+          const int64_t p = l * G, cnt = std::min(N - p, kGatherLanes * G);
+          gather_run(x, g, base, p, cnt, buf);
+          lanes<In, Op>(buf, 1, cnt, 0, (cnt + G - 1) / G, st, d.params);
+        }
+        if (chunks == 1) {
+          store<Op, Out0, Out1>(d, r, st.result());
+        } else {
+          top.push(st.result());
+        }
+      }
+      if (chunks > 1) store<Op, Out0, Out1>(d, r, top.result());
+    }
+  });
+}
+
 template <class In, class Op, class Out0, class Out1 = Out0>
 void run(const OpDesc& d) {
   using Acc = typename Op::Acc;
   constexpr int64_t G = 64 / sizeof(In);
   const In* x = static_cast<const In*>(d.in);
+  if constexpr (!kArgOp<Op>) {
+    if (d.kind == StepKind::Gather) return run_gather<In, Op, Out0, Out1>(d);
+  }
   const int64_t R = d.extent, lanes_n = (R + G - 1) / G;
   if (d.kind == StepKind::Rows && d.outer == 1 && lanes_n > kChunkLanes) {
     // One long row: chunks of kChunkLanes lanes (aligned subtrees) in parallel, then in order.
@@ -1227,25 +1412,17 @@ void run(const OpDesc& d) {
     parallel_tasks(d.outer, R, [&](int64_t r0, int64_t r1) {
       int64_t r = r0;
 #if RK_OPS_AVX2_LANES
-      // Rows of fewer than kJoint whole lanes (which a row's joint lanes need): lane l of kJoint
-      // rows as one block, the rows a row's length apart, each result pushed into its row's tree
-      // in lane order, so every row's tree and bits are the same. Scalar lanes, one dependent
-      // chain at a time, held vector_norm of (5165, 69) at 0.23x torch (issue 21's CPU sweep).
+      // Short rows (at most kShortLanes lanes) of a sum-like operator: kJoint rows at once
+      // (vec::short_rows), every row's lanes and tree as its own. Scalar lanes, one dependent chain
+      // at a time, held vector_norm of (5165, 69) at 0.23x torch (issue 21's CPU sweep), and one
+      // tree a row pushed lane by lane float64 sums of (2^17, 32) at 0.44x (session 46).
       if constexpr (!Op::kBatched && vec::kVecLanes<In, Op> && !vec::kExtremum<In, Op> && !vec::kArgRun<In, Op> &&
-                    !vec::kLseLanes<In, Op>) {
-        const int64_t whole = R / G;
-        if (whole >= 1 && whole < kJoint && cpu_avx2()) {
+                    !vec::kLseLanes<In, Op> && vec::Form<Op>::kSum) {
+        if (lanes_n <= vec::kShortLanes && cpu_avx2()) {
           alignas(32) Acc out[kJoint];
           for (; r + kJoint <= r1; r += kJoint) {
-            TreeStack<Op> st[kJoint];
-            for (int64_t l = 0; l < whole - (RK_FAULT_IS(CpuRowsJointLane) ? 1 : 0); ++l) {  // planted: each row's last whole lane lost
-              vec::blocks<1, In, Op>(x + r * R + l * G, out, R);
-              for (int64_t q = 0; q < kJoint; ++q) st[q].push(out[q]);
-            }
-            for (int64_t q = 0; q < kJoint; ++q) {  // the partial lane, if any
-              lanes<In, Op>(x + (r + q) * R, 1, R, whole, lanes_n, st[q], d.params);
-              store<Op, Out0, Out1>(d, r + q, st[q].result());
-            }
+            vec::short_rows<In, Op>(x + r * R, R, out);
+            for (int64_t q = 0; q < kJoint; ++q) store<Op, Out0, Out1>(d, r + q, out[q]);
           }
         }
       }
@@ -1282,11 +1459,31 @@ void run(const OpDesc& d) {
       const int64_t l0 = ch * kChunkLanes, l1 = std::min(lanes_n, l0 + kChunkLanes);
       const In* xt = x + b * R * C + c0;
       tree.count = 0;
-      for (int64_t l = l0; l < l1; ++l) {
+      for (int64_t l = l0; l < l1;) {
+#if RK_OPS_AVX2_LANES
+        if constexpr (vec::kColTree<In, Op>) {  // 16 whole lanes at once, where they make one subtree
+          // Narrow tiles only (16 lanes of the tile's rows within kColTreeBytes): the 16 lanes are
+          // read a column vector at a time, which on a wide tile walks 16 G rows column-major
+          // ((256, 256) float64 over dim 0: 2.2x the lane-by-lane time).
+          if (lanes_n > 1 && (tree.count & 15) == 0 && l + 16 <= l1 && (l + 16) * G <= R &&
+              16 * G * nc * static_cast<int64_t>(sizeof(In)) <= kColTreeBytes && cpu_avx2()) {
+            const In* xl = xt + l * G * C;
+            for (int64_t c = vec::joint_columns16<In, Op>(xl, C, nc, acc); c < nc; ++c) {
+              TreeStack<Op> st;
+              for (int64_t j = 0; j < 16; ++j) st.push(lane<In, Op>(xl + j * G * C + c, C, static_cast<int>(G), (l + j) * G, d.params));
+              acc[c] = st.result();
+            }
+            tree.push(acc, nc, 4);
+            l += 16;
+            continue;
+          }
+        }
+#endif
         const int64_t i0 = l * G;
         const int cnt = static_cast<int>(std::min<int64_t>(G, R - i0));
         column_lanes<In, Op>(xt + i0 * C, C, nc, cnt, i0, acc, d.params);
         if (lanes_n > 1) tree.push(acc, nc);
+        ++l;
       }
       if (lanes_n > 1) tree.result(acc, nc);
       if (chunks == 1) {
@@ -1320,8 +1517,9 @@ void run_impl(const OpDesc& d) {
 }  // namespace
 
 void cpu_op_step(const OpDesc& d) {
-  // The CPU backend does not gather (Backend::gathers): a plan of several steps reaches it as a copy.
-  TORCH_CHECK(d.kind != StepKind::Gather, "reducekit: internal error: a gather step reached the CPU");
+  // The CPU backend gathers the rows form only (Backend::gathers_rows), and not for sum's own kernels.
+  TORCH_CHECK(d.kind != StepKind::Gather || (!d.gather.columns && !(d.op == red::OpKind::Sum && cpu_sum_kernels(d.in_dtype, d.wide))),
+              "reducekit: internal error: a gather step the CPU does not take");
   if (d.op == red::OpKind::Sum && cpu_sum_kernels(d.in_dtype, d.wide)) {
     // The CPU's vector sum kernels (cpu/dims_cpu.cpp), in the dtypes that OpImpl<Sum> gives the CUDA
     // kernels, where engine/op_desc.h's cpu_sum_kernels says so. Other sums (float64, dtype=

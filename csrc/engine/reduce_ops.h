@@ -503,11 +503,14 @@ struct LogSumExp {
       if (k < cnt) s += exp_scaled(static_cast<A>(v[k]) - m);
     return {m, s};
   }
-  // The smaller max's sum is rescaled (one exponential): the identity's {-inf, 0} adds +0.
+  // The smaller max's sum is rescaled (one exponential): the identity's {-inf, 0} adds +0. The
+  // rescale and add are one fused multiply-add, as nvcc contracts `s + s' * e` (m_fused: the
+  // GPU's expression is unchanged, the CPU rounds once too; until session 46 the CPU rounded the
+  // product and the sum apart, and 6 float64 results of the corpus differed from CUDA's).
   RK_HD static Acc combine(Acc a, Acc b) {
     const A m = MaxM::combine<A>(a.m, b.m);
     if (!is_finite(m)) return {m, A(0)};
-    return a.m >= b.m ? Acc{a.m, a.s + b.s * exp_scaled(b.m - a.m)} : Acc{b.m, b.s + a.s * exp_scaled(a.m - b.m)};
+    return a.m >= b.m ? Acc{a.m, m_fused(b.s, exp_scaled(b.m - a.m), a.s)} : Acc{b.m, m_fused(a.s, exp_scaled(a.m - b.m), b.s)};
   }
   RK_HD static Pair<A> project(Acc a, const Params&) { return {is_finite(a.m) ? a.m + m_log(a.s) : a.m, A(0)}; }
 };

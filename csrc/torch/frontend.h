@@ -73,6 +73,10 @@ struct Backend {
   // Whether op_step takes StepKind::Gather (a plan of several steps read through the dims); a
   // backend without it gets a copy with the reduced dims last.
   bool gathers;
+  // Whether it takes the rows form of the gather (the innermost dim reduced) only, for every run
+  // length (the CPU: cpu/reduce_cpu.cpp run_gather), but not for the sums of the CPU's own kernels
+  // (engine/op_desc.h cpu_sum_kernels); `gathers` is then false.
+  bool gathers_rows = false;
 };
 
 // The one engine step of x over `reduced` (engine/plan.h): x itself when the reduced dims merge
@@ -87,7 +91,7 @@ struct Plan1 {
 };
 // enters_values: the operator's lane takes values one by one (red::enters_values), so the gather
 // step's columns form may read it.
-Plan1 one_step(const at::Tensor& x, const std::vector<bool>& reduced, const Backend& be, bool enters_values);
+Plan1 one_step(const at::Tensor& x, const std::vector<bool>& reduced, const Backend& be, bool enters_values, bool kernel_sum = false);
 // The step of s for op (its operand, shape and gather dims; the outputs, ord and params are the caller's).
 OpDesc step_desc(const Plan1& s, red::OpKind op, bool wide);
 // x when dense, else a dense copy that keeps the memory order of x's dims.

@@ -39,13 +39,6 @@ void bind_hooks(pybind11::module_& m) {
   }, "Tuning hook: force the dims columns kernel's (tx0, lanes per thread, batches per block; at most what one block "
      "holds, loads: 1 16-byte vectors, 2 one column a thread); (0, 0, 0, 0) restores the rule. Returns the previous tuple.",
      pybind11::arg("tx0"), pybind11::arg("lpt"), pybind11::arg("pack") = 0, pybind11::arg("loads") = 0);
-  m.def("_dims_gather", [](bool enabled) {
-    const bool old = tuning_overrides().no_gather == 0;
-    tuning_overrides().no_gather = enabled ? 0 : 1;
-    return old;
-  }, "Test hook: with False, a reduction over dims that do not merge into one run is copied with its reduced dims "
-     "last and reduced as rows, instead of read through its dims by the gather step (the same bits); True restores "
-     "the rule. Returns the previous setting.", pybind11::arg("enabled"));
   m.def("_dims_gather_staged", [](int mode) {
     TORCH_CHECK_VALUE(mode >= 0 && mode <= 2, "reducekit._C._dims_gather_staged: mode must be 0 (the rule), 1 (every run of "
                       "the gather step's rows form staged through shared memory) or 2 (none: runs under kGatherDirectMinLanes "
@@ -96,6 +89,13 @@ void bind_hooks(pybind11::module_& m) {
     return pybind11::make_tuple(single_pass_slots_used(device), old);
   }, "Test hook: (slots used on device, previous limit); limit >= 0 sets how many counter slots single_pass hands out");
 #endif
+  m.def("_dims_gather", [](bool enabled) {
+    const bool old = tuning_overrides().no_gather == 0;
+    tuning_overrides().no_gather = enabled ? 0 : 1;
+    return old;
+  }, "Test hook (every build: the CPU gathers too): with False, a reduction over dims that do not merge into one run is copied with its reduced dims "
+     "last and reduced as rows, instead of read through its dims by the gather step (the same bits); True restores "
+     "the rule. Returns the previous setting.", pybind11::arg("enabled"));
   m.def("_exp_nv", [](const at::Tensor& x) {
     TORCH_CHECK_VALUE(x.device().is_cpu() && x.scalar_type() == at::kDouble,
                       "reducekit._C._exp_nv: x must be a CPU float64 tensor, got " + std::string(x.device().str()) + " " +

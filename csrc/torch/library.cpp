@@ -122,7 +122,7 @@ at::Tensor full_op_cpu(const at::Tensor&, Method m, GalleryOp) {
 }
 
 const Backend& cpu_backend() {
-  static const Backend cpu{&full_cpu, &exact_rows_cpu, &exact_round_cpu, /*exact_columns=*/nullptr, &op_step_cpu, &full_op_cpu, /*gathers=*/false};
+  static const Backend cpu{&full_cpu, &exact_rows_cpu, &exact_round_cpu, /*exact_columns=*/nullptr, &op_step_cpu, &full_op_cpu, /*gathers=*/false, /*gathers_rows=*/true};
   return cpu;
 }
 

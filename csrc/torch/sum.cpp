@@ -62,7 +62,7 @@ at::Tensor dense_in_order(const at::Tensor& x) {
   return x.permute(perm).contiguous().permute(inv);
 }
 
-Plan1 one_step(const at::Tensor& self, const std::vector<bool>& reduced, const Backend& be, bool enters_values) {
+Plan1 one_step(const at::Tensor& self, const std::vector<bool>& reduced, const Backend& be, bool enters_values, bool kernel_sum) {
   Plan1 s;
   const at::Tensor x = dense_in_order(self);
   s.dense = x;
@@ -84,13 +84,17 @@ Plan1 one_step(const at::Tensor& self, const std::vector<bool>& reduced, const B
   // lane by lane, shorter ones of kGatherStagedMinRunBytes or more staged through shared memory;
   // tuning.h), or a kept innermost run (the columns form) for an operator that enters values one by
   // one. Anything else is copied with the reduced dims last (as_rows); so are the short runs under
-  // the hook's gather_staged = 2.
+  // the hook's gather_staged = 2. The CPU (Backend::gathers_rows) takes the rows form whatever the
+  // run's length, but not for the sums of its own kernels (cpu_sum_kernels), which copy.
   Gather g;
   const int elem = static_cast<int>(x.element_size());
   const int64_t run = m.nd > 0 ? m.d[m.nd - 1].size : 0;
-  if (p.nsteps > 1 && be.gathers && !tuning_overrides().no_gather && make_gather(m, &g) &&
-      (g.columns ? enters_values
-                 : run >= kGatherDirectMinLanes * lane_elems(elem) || gather_staged(run, elem, tuning_overrides()))) {
+  const auto takes = [&] {  // after make_gather filled g
+    if (be.gathers)
+      return g.columns ? enters_values : run >= kGatherDirectMinLanes * lane_elems(elem) || gather_staged(run, elem, tuning_overrides());
+    return be.gathers_rows && !g.columns && !kernel_sum;
+  };
+  if (p.nsteps > 1 && (be.gathers || be.gathers_rows) && !tuning_overrides().no_gather && make_gather(m, &g) && takes()) {
     s.x = x;
     s.kind = StepKind::Gather;
     s.gather = g;
@@ -132,7 +136,8 @@ at::Tensor reduce_plan(const at::Tensor& self, const std::vector<bool>& reduced,
     if (at::isFloatingType(out_t)) out.add_(0.0);
     return out;
   }
-  const Plan1 s = one_step(self, reduced, be, red::enters_values(op, red::NormOrd::Two));
+  const Plan1 s = one_step(self, reduced, be, red::enters_values(op, red::NormOrd::Two),
+                           op == red::OpKind::Sum && cpu_sum_kernels(to_rk_dtype(self.scalar_type()), wide));
   at::Tensor out = OutLoan::result_buffer(0, out_sizes, result_strides(s.dense, reduced, keepdim, out_sizes), self.options().dtype(out_t));
   OpDesc d = step_desc(s, op, wide);
   d.out0 = out.mutable_data_ptr();

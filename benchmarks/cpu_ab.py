@@ -1,0 +1,110 @@
+"""Two CPU builds of reducekit on the same cases, in alternating processes (A B A B ...), each case
+timed in-process (median of calls after warm-up, torch's own time beside it): the per-case medians
+over the runs, and new/old time ratios. The shapes are the ones session 46's changes reach (rows,
+columns, short rows, narrow columns, several reduced dims, nansum), in float64, float32 and bfloat16.
+
+    python benchmarks/cpu_ab.py --old /path/to/old/checkout --new . --runs 3 --out DIR
+
+Each checkout must hold a built reducekit (setup.py build_ext --inplace). Writes DIR/cpu_ab.json
+and DIR/cpu_ab.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+CASES = []
+for _dt in ("float64", "float32", "bfloat16"):
+    for _op in ("sum", "mean", "nansum"):
+        CASES += [(_op, _dt, (2048, 2048), [1], None), (_op, _dt, (2048, 2048), [0], None),
+                  (_op, _dt, (1 << 17, 32), [0], None), (_op, _dt, (1 << 17, 32), [1], None),
+                  (_op, _dt, (256, 256), [0], None), (_op, _dt, (1000, 100), [0], None),
+                  (_op, _dt, (32, 64, 32, 64), [1, 3], None), (_op, _dt, (32, 64, 32, 64), [0, 2], None),
+                  (_op, _dt, (64, 28, 25, 14, 7), [0, 1, 3, 4], [0, 4, 1, 2, 3])]
+    CASES += [("vector_norm", _dt, (2048, 2048), [1], None), ("amax", _dt, (32, 64, 32, 64), [1, 3], None),
+              ("logsumexp", _dt, (32, 64, 32, 64), [1, 3], None), ("var_mean", _dt, (32, 64, 32, 64), [1, 3], None)]
+
+
+def case_name(c) -> str:
+    op, dt, shape, dims, perm = c
+    return f"{op} {dt} {tuple(shape)} over {tuple(dims)}" + (f" permuted {tuple(perm)}" if perm else "")
+
+
+def child(out: str, budget: float) -> None:
+    import torch
+    import reducekit
+    torch.set_num_threads(2)
+
+    def t(f):
+        f(), f()
+        ts, t0 = [], time.perf_counter()
+        while time.perf_counter() - t0 < budget or len(ts) < 5:
+            a = time.perf_counter()
+            f()
+            ts.append(time.perf_counter() - a)
+        return statistics.median(ts) * 1e6
+
+    res = {}
+    for c in CASES:
+        op, dt, shape, dims, perm = c
+        g = torch.Generator().manual_seed(46)
+        x = (torch.randn(shape, generator=g, dtype=torch.float64) + 0.5).to(getattr(torch, dt))
+        if perm:
+            x = x.permute(perm)
+        fn = {"vector_norm": (lambda m: lambda: m.linalg.vector_norm(x, 2, dims))}.get(op, lambda m: lambda: getattr(m, op)(x, dims))
+        res[case_name(c)] = {"ours_us": t(fn(reducekit)), "torch_us": t(fn(torch))}
+    with open(out, "w") as f:
+        json.dump(res, f)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--old", required=True)
+    ap.add_argument("--new", required=True)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--budget", type=float, default=0.3, help="seconds of calls per case and contender")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        return child(args.child, args.budget)
+    os.makedirs(args.out, exist_ok=True)
+    runs = {"old": [], "new": []}
+    for i in range(args.runs):
+        for side in ("old", "new"):
+            path = os.path.join(args.out, f"run_{side}_{i}.json")
+            env = dict(os.environ, PYTHONPATH=os.path.abspath(getattr(args, side)))
+            subprocess.run([sys.executable, os.path.abspath(__file__), "--old", "-", "--new", "-", "--out", "-", "--child", path,
+                            "--budget", str(args.budget)], env=env, check=True)
+            with open(path) as f:
+                runs[side].append(json.load(f))
+            os.remove(path)
+    rows = []
+    for c in CASES:
+        k = case_name(c)
+        med = {s: {m: statistics.median(r[k][m] for r in runs[s]) for m in ("ours_us", "torch_us")} for s in runs}
+        rows.append({"case": k, "old_us": med["old"]["ours_us"], "new_us": med["new"]["ours_us"],
+                     "new_over_old": med["new"]["ours_us"] / med["old"]["ours_us"],
+                     "torch_over_old": med["old"]["torch_us"] / med["old"]["ours_us"],
+                     "torch_over_new": med["new"]["torch_us"] / med["new"]["ours_us"]})
+    res = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "runs": args.runs, "budget_s": args.budget,
+           "old": os.path.abspath(args.old), "new": os.path.abspath(args.new), "rows": rows}
+    with open(os.path.join(args.out, "cpu_ab.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    lines = [f"# CPU A/B ({res['date']}, {args.runs} alternating runs a build, 2 threads)", "",
+             "Median over the runs of each case's in-process median; torch's time taken in the same process as each build's.", "",
+             "| case | old us | new us | new / old | torch / old | torch / new |", "|---|---:|---:|---:|---:|---:|"]
+    lines += [f"| {r['case']} | {r['old_us']:.1f} | {r['new_us']:.1f} | {r['new_over_old']:.2f} | {r['torch_over_old']:.2f} | "
+              f"{r['torch_over_new']:.2f} |" for r in rows]
+    with open(os.path.join(args.out, "cpu_ab.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

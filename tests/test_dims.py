@@ -1143,6 +1143,27 @@ def test_multi_dim_order_model_cpu(dtype, case):
     assert same_bits(got, want), f"mean over {dims} is not the multi-dim order"
 
 
+def _gathered_and_copied(op, dtype, device, case, i):
+    """(x, dims, gathered, copied) for MULTI_OPS[op] on a multi-dim case: the results with the gather
+    step (the rule) and with the copy (reducekit._C._dims_gather(False)), CUDA's outputs written over
+    a poisoned allocator; None where the op does not take the dtype."""
+    m = _multi(op, dtype, device, case, i)
+    if m is None:
+        return None
+    x, dims = m
+    f = MULTI_OPS[op]
+    try:
+        reducekit._C._dims_gather(False)
+        if device == "cuda":
+            poison_allocator("cuda")
+        copied = f(x, dims)
+    finally:
+        reducekit._C._dims_gather(True)
+    if device == "cuda":
+        poison_allocator("cuda")
+    return x, dims, f(x, dims), copied
+
+
 # Beyond MULTI_CASES for the CPU's gather (cpu/reduce_cpu.cpp run_gather): a slice of 3 runs of
 # 30011 values, more than one buffer of kGatherLanes lanes in every type and more than one chunk of
 # kChunkLanes lanes for float32 and float64, with lanes that cross runs.
@@ -1155,19 +1176,12 @@ def test_cpu_gather_equals_copy(op):
     buffer, no copy of the tensor) gives the bits of the copy with the reduced dims last reduced as
     rows (reducekit._C._dims_gather(False)), for every op and dtype: lanes inside one run, lanes
     that cross runs, runs shorter than a lane, several buffers and chunks a slice."""
-    f = MULTI_OPS[op]
     for dtype in MULTI_DTYPES:
         for i, case in enumerate(CPU_GATHER_CASES):
-            m = _multi(op, dtype, "cpu", case, i)
-            if m is None:
+            r = _gathered_and_copied(op, dtype, "cpu", case, i)
+            if r is None:
                 continue
-            x, dims = m
-            try:
-                reducekit._C._dims_gather(False)
-                copied = f(x, dims)
-            finally:
-                reducekit._C._dims_gather(True)
-            gathered = f(x, dims)
+            x, dims, gathered, copied = r
             for a, b in zip(gathered, copied):
                 assert same_bits(a, b), f"{op} {dtype} {tuple(x.shape)} strides {x.stride()} over {dims}: gather differs from the copy"
 
@@ -1182,18 +1196,10 @@ def test_cuda_gather_equals_copy(op):
     f = MULTI_OPS[op]
     for dtype in MULTI_DTYPES:
         for i, case in enumerate(MULTI_CASES):
-            m = _multi(op, dtype, "cuda", case, i)
-            if m is None:
+            r = _gathered_and_copied(op, dtype, "cuda", case, i)
+            if r is None:
                 continue
-            x, dims = m
-            try:
-                reducekit._C._dims_gather(False)
-                poison_allocator("cuda")
-                copied = f(x, dims)
-            finally:
-                reducekit._C._dims_gather(True)
-            poison_allocator("cuda")
-            gathered = f(x, dims)
+            x, dims, gathered, copied = r
             for a, b in zip(gathered, copied):
                 assert same_bits(a, b), f"{op} {dtype} {tuple(x.shape)} strides {x.stride()} over {dims}: gather differs from the copy"
             # The rows form with every run staged through shared memory (the rule stages only runs

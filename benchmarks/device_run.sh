@@ -17,7 +17,8 @@
 # exact_families (bench_exact_families.py into $OUT/res/exact_families), misaligned
 # (bench_misaligned.py into $OUT/res/misaligned), exact (bench_exact.py into
 # $OUT/res/h200), ops (bench_ops.py into $OUT/res/h200), sweep (benchmarks/sweep.py on the GPU into
-# $OUT/res/$SWEEP_DIR (default sweep); SWEEP_CASES, SWEEP_TIMEOUT, SWEEP_ARGS), notebook (benchmarks/notebooks/tour.ipynb
+# $OUT/res/$SWEEP_DIR (default sweep); SWEEP_CASES, SWEEP_TIMEOUT, SWEEP_ARGS), host_cost (benchmarks/host_cost.py:
+# where eager calls' host time goes; HOST_COST_SWEEP, HOST_COST_WORST), notebook (benchmarks/notebooks/tour.ipynb
 # executed into $OUT/res/tour.ipynb; nbclient, nbformat and ipykernel installed offline from
 # .whl/notebook/ when missing), distributed (tests/test_distributed.py with NCCL at world size 1 and
 # benchmarks/bench_distributed.py into $OUT/res/h200), distributed2 (the same tests on 2 GPUs and
@@ -245,6 +246,12 @@ if has sweep; then
   rc=${PIPESTATUS[0]}
   [ $rc = 124 ] && [ -f "$OUT/res/${SWEEP_DIR:-sweep}/sweep_cuda.json" ] && log "sweep: stopped by its time limit (partial results written)" && rc=0
   verdict sweep $rc
+fi
+if has host_cost; then
+  log "host cost of eager calls (benchmarks/host_cost.py: the sweep's cases whose eager ratio trails the graph ratio)"
+  timeout ${HOST_COST_TIMEOUT:-300} python3 benchmarks/host_cost.py --sweep ${HOST_COST_SWEEP:-benchmarks/results/h100/sweep/sweep_cuda.json} \
+    --worst ${HOST_COST_WORST:-24} --out "$OUT/res/${HOST_COST_DIR:-host_cost}" 2>&1 | tee "$OUT/res/${HOST_COST_DIR:-host_cost}.log" | tail -60
+  verdict host_cost "${PIPESTATUS[0]}"
 fi
 if has ops; then
   log "benchmark of every reduction op (benchmarks/bench_ops.py)"

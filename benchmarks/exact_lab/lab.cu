@@ -7,6 +7,10 @@
 // eager): a quick A/B of two builds of exact.cu, NOTES.md issue 22 part 4.
 //   lab DTYPES LOG2S FAMILIES REPS     e.g. lab f32,bf16 24,26,28 0,1,2,3,4 20
 // LAB_PDL set: launches allow programmatic dependent launch, as the extension's do on sm_90.
+// LAB_FOREIGN set: as the graph timer does (reducekit/bench/timing.py), a small kernel that is not
+// exact's (one block adding to one word) precedes each timed call inside the events; the foreign
+// kernel alone is timed the same way and its median subtracted. Under LAB_PDL a call's work before
+// its grid dependency wait then overlaps the foreign kernel's end, as in the graph benchmark.
 // NEWAPI: the build's ExactArgs has the stream's accumulator words (`acc`).
 #include EXACT_CU
 #include <algorithm>
@@ -125,6 +129,10 @@ static void trace_case(rk::ExactArgs a, void* ws, cudaStream_t st, double clock_
 }
 #endif
 
+__global__ void foreign_kernel(float* w) {
+  if (threadIdx.x == 0) w[0] += 1.0f;
+}
+
 struct DT { const char* name; rk::DType dt; int bytes; rk::exact::OutFmt o; };
 
 static double clock_ghz = 1.98;
@@ -168,7 +176,9 @@ void run_case(const DT& d, int lg, const std::vector<int>& fams, int reps, int s
     std::vector<uint64_t> h(2 * nbuf);
     CK(cudaMemcpy(h.data(), outs, 16 * nbuf, cudaMemcpyDeviceToHost));
     for (int k = 0; k < nbuf; ++k) mism += h[2 * k] != h[2 * k + 1];
-    std::vector<float> tr, te;
+    std::vector<float> tr, te, tf;
+    const bool foreign = getenv("LAB_FOREIGN") != nullptr;
+    float* fw = reinterpret_cast<float*>(sink);
     for (int r = 0; r < reps + 3; ++r) {
       const int k = r % nbuf;
       float ms;
@@ -179,11 +189,18 @@ void run_case(const DT& d, int lg, const std::vector<int>& fams, int reps, int s
       const int k2 = (r + 1) % nbuf;
       auto a = args(k2, false); a.workspace = ws;
       CK(cudaEventRecord(e0, st));
+      if (foreign) foreign_kernel<<<1, 32, 0, st>>>(fw);
       CK(rk::exact_launch(a));
       CK(cudaEventRecord(e1, st)); CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1));
       if (r >= 3) te.push_back(ms);
+      if (foreign) {
+        CK(cudaEventRecord(e0, st));
+        foreign_kernel<<<1, 32, 0, st>>>(fw);
+        CK(cudaEventRecord(e1, st)); CK(cudaEventSynchronize(e1)); CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (r >= 3) tf.push_back(ms);
+      }
     }
-    const double rm = median(tr) * 1e3, em = median(te) * 1e3;
+    const double rm = median(tr) * 1e3, em = (median(te) - (foreign ? median(tf) : 0.0)) * 1e3;
     printf("%-8s 2^%d fam%d  read %8.1f us  exact %8.1f us  ratio %5.2f  %5.1f%%ceil  mismatch %d/%d  bits %016llx\n", d.name, lg, fam, rm, em,
            em / rm, 100.0 * bytes / (em * 1e-6) / 4.6e12, mism, nbuf, (unsigned long long)h[0]);
 #ifdef RK_EXACT_TRACE

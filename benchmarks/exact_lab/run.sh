@@ -6,6 +6,7 @@
 #              (families: 0 normal, 1 gradient, 2 whole exponent range, 3 cancelling 1e30 pairs, 4 a NaN every 4096)
 #   LAB_FORCE  set: the value-independent path forced at any size (configuration 128 x 4)
 #   LAB_PDL    set: launches allow programmatic dependent launch (the extension's default on sm_90)
+#   LAB_FOREIGN set: a small foreign kernel before each timed call, its own time subtracted (the graph timer's setup)
 #   NCU_RUNS   ';'-separated "kernel-regex|command" pairs; NCU_EXTRA more ncu arguments
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/out}

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Builds bin/launch_cost (launch_cost.cu says what it measures); run it on the device.
+set -euo pipefail
+cd "$(dirname "$0")"
+mkdir -p bin
+${NVCC:-/usr/local/cuda/bin/nvcc} -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a launch_cost.cu -o bin/launch_cost

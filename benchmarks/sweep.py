@@ -258,6 +258,11 @@ def main():
     ap.add_argument("--gather-staged", type=int, default=0, choices=(0, 1, 2),
                     help="CUDA: how the gather step's rows form reads its runs (1 every run staged through shared memory; 2 "
                          "none: runs under 2 lanes copied, as before session 44; 0 the rule), for a same-run comparison (the same bits)")
+    ap.add_argument("--no-fused-finish", action="store_true",
+                    help="CUDA: split rows and columns finish in a second launch (pairwise_finish_kernel) instead of their last "
+                         "blocks (the rule since session 47), for a same-run comparison (the same bits)")
+    ap.add_argument("--max-mib", type=float, default=0,
+                    help="time only the cases of at most this many MiB (the draw is the same: the others are skipped)")
     ap.add_argument("--only-multi", action="store_true",
                     help="time only the cases whose plan has several steps (the draw is the same: the others are skipped)")
     ap.add_argument("--only-ops", default="", help="comma-separated ops: time only these (the draw is the same)")
@@ -272,6 +277,8 @@ def main():
         reducekit._C._dims_gather(False)
     if args.gather_staged:
         reducekit._C._dims_gather_staged(args.gather_staged)
+    if args.no_fused_finish:
+        reducekit._C._dims_fused_finish(False)
     rng = random.Random(args.seed)
     rows = []
     cuda = args.device != "cpu"
@@ -290,6 +297,8 @@ def main():
         plan = plan_class(case)
         if (args.only_multi and "+" not in plan) or (only_ops and case["op"] not in only_ops) \
                 or (only_dtypes and case["dtype"] not in only_dtypes):
+            continue
+        if args.max_mib and math.prod(layout_of(case).shape) * layout_of(case).element_size() > args.max_mib * 2**20:
             continue
         x = make(case, args.device, args.seed * 100003 + i)
         ours, theirs = calls(case)
@@ -336,7 +345,7 @@ def main():
     res = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "device": args.device,
            "device_name": torch.cuda.get_device_name() if cuda else "cpu", "read_ceiling_gbps": ceiling,
            "threads": torch.get_num_threads(), "torch": torch.__version__, "seed": args.seed, "cases": len(rows), "cases_drawn_for": args.cases,
-           "cpu_max_mib": None if cuda else args.cpu_max_mib, "columns_loads": args.columns_loads, "no_gather": args.no_gather,
+           "cpu_max_mib": None if cuda else args.cpu_max_mib, "columns_loads": args.columns_loads, "no_gather": args.no_gather, "no_fused_finish": args.no_fused_finish, "max_mib": args.max_mib,
            "gather_staged": args.gather_staged,
            "only_multi": args.only_multi, "only_ops": sorted(only_ops), "only_dtypes": sorted(only_dtypes), "rows": rows}
     os.makedirs(args.out, exist_ok=True)

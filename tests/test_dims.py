@@ -1237,6 +1237,128 @@ def test_cuda_gather_equals_copy(op):
 
 
 # ------------------------------------------------------------------------------------------------
+# d3. One-launch finishes (CUDA): split rows and columns of steps up to 64 MiB finish in their last
+# blocks (cuda/engine/reduce.cuh, FusedFinish: a counter a group of blocks, the stream's);
+# reducekit._C._dims_fused_finish(False) forces the second launch (pairwise_finish_kernel). The
+# bits must not depend on which, and the counters must be left at zero for the next call.
+
+# (shape, perm, dims, one launch for float32 amax and mean): the launch shapes of the H100/H200's
+# 132 SMs (cuda/engine/shapes.cu); the long columns split into many row tiles keep the finish kernel.
+FUSED_CASES = [
+    ((7, 70001), (0, 1), (1,), True),                # 7 rows split over blocks: 7 groups
+    ((2**16 + 3,), (0,), (0,), True),                # one split row
+    ((256, 256), (0, 1), (0,), True),                # columns split into 16 row tiles, blocks of 8 threads
+    ((738, 701), (0, 1), (0,), True),                # columns, rows misaligned
+    ((15, 4001, 7), (0, 1, 2), (1,), True),          # columns with batches
+    ((2, 33, 20001), (2, 1, 0), (0, 2), True),       # the gather step's rows form, slices split over blocks
+    ((600, 3, 29), (0, 1, 2), (0, 2), True),         # runs staged through shared memory, slices split over blocks
+    ((5, 3, 4001, 7), (2, 1, 0, 3), (0, 2), False),  # the gather step's columns form, lanes split over blocks
+    ((70001, 37), (0, 1), (0,), False),              # 547 row tiles: the finish kernel
+]
+
+
+def _launches(fn):
+    """The CUDA kernels one call of fn launches (the profiler's kernel events)."""
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as p:
+        fn()
+        torch.cuda.synchronize()
+    return [e.name for e in p.events() if e.device_type == torch.autograd.DeviceType.CUDA and "kernel" in e.name.lower()]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("op", list(MULTI_OPS))
+def test_fused_finish_equals_two_launches(op):
+    """Every op and dtype on split rows, split columns and the gather step's split slices: the
+    one-launch finish (each group's last block) gives the two-launch path's bits, over a poisoned
+    allocator (an output no block wrote reads as garbage), and a second call gives them again (a
+    counter left nonzero would leave that call's outputs unwritten or finished early)."""
+    f = MULTI_OPS[op]
+    for dtype in MULTI_DTYPES:
+        for i, case in enumerate(FUSED_CASES):
+            m = _multi(op, dtype, "cuda", case[:3], 200 + i)
+            if m is None:
+                continue
+            x, dims = m
+            try:
+                reducekit._C._dims_fused_finish(False)
+                poison_allocator("cuda")
+                two = f(x, dims)
+            finally:
+                reducekit._C._dims_fused_finish(True)
+            poison_allocator("cuda")
+            one = f(x, dims)
+            poison_allocator("cuda")
+            again = f(x, dims)
+            for a, b, c in zip(one, two, again):
+                assert same_bits(a, b), f"{op} {dtype} {tuple(x.shape)} over {dims}: the one-launch finish differs from two launches"
+                assert same_bits(c, b), f"{op} {dtype} {tuple(x.shape)} over {dims}: a second one-launch call differs"
+
+
+@pytest.mark.cuda
+def test_fused_finish_is_one_launch():
+    """The cases above marked so take one kernel where they took two (the finish): what the
+    one-launch finish is for. Larger steps (over 64 MiB) keep the second launch."""
+    checked = 0
+    for i, (shape, perm, dims, fused) in enumerate(FUSED_CASES):
+        if not fused:
+            continue
+        x = data(shape, torch.float32, "cuda", "fused", i).permute(perm)
+        for name, fn in (("amax", lambda: reducekit.amax(x, dims)), ("mean", lambda: reducekit.mean(x, dims))):
+            try:
+                reducekit._C._dims_fused_finish(False)
+                two = _launches(fn)
+            finally:
+                reducekit._C._dims_fused_finish(True)
+            one = _launches(fn)
+            assert len(two) == 2, f"{name} {shape} over {dims}: expected a split step (kernel and finish), got {two}"
+            assert len(one) == 1, f"{name} {shape} over {dims}: expected one launch, got {one}"
+            checked += 1
+    big = torch.ones(4, 2**22 + 5, device="cuda")  # 4 split rows of 16 MiB: a step past kFusedFinishBytes
+    assert len(_launches(lambda: reducekit.sum(big, 1))) == 2
+    assert checked == 2 * sum(c[3] for c in FUSED_CASES)
+
+
+@pytest.mark.cuda
+def test_fused_finish_in_graphs_and_streams():
+    """One-launch finishes inside CUDA graphs (each capture owns its counters; captures past the
+    first 64 slots take two launches) and on side streams: 70 graphs of split columns and rows,
+    replayed after their inputs change, give their eager results; so do two side streams."""
+    xs = [data((9001, 37), torch.float32, "cuda", "fused-graph", i) for i in range(70)]
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        reducekit.amax(xs[0], 0)
+        reducekit.mean(xs[0].t(), 1)
+    torch.cuda.current_stream().wait_stream(s)
+    graphs, outs = [], []
+    for x in xs:
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            outs.append((reducekit.amax(x, 0), reducekit.mean(x.t(), 1)))
+        graphs.append(g)
+    for x in xs:
+        x.mul_(-1.5).add_(0.25)
+    for g in graphs:
+        g.replay()
+    torch.cuda.synchronize()
+    for x, (a, m) in zip(xs, outs):
+        assert same_bits(a, reducekit.amax(x, 0)) and same_bits(m, reducekit.mean(x.t(), 1))
+    streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+    res = [None, None]
+    for k, st in enumerate(streams):
+        st.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(st):
+            res[k] = [reducekit.amax(x, 0) for x in xs[:8]]
+    torch.cuda.synchronize()
+    for k in range(2):
+        for x, a in zip(xs, res[k]):
+            assert same_bits(a, reducekit.amax(x, 0))
+
+
+# ------------------------------------------------------------------------------------------------
 # e. Autograd, torch.compile, opcheck, methods, aliasing
 
 

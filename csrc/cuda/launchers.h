@@ -69,7 +69,9 @@ cudaError_t read_probe_launch(const void* v, int64_t nvec, unsigned long long* s
 // says what a step computes and writes.
 struct OpStep : OpDesc {
   void* workspace = nullptr;  // op_step_workspace(...) bytes
-  unsigned int* counter = nullptr;  // a single row: the stream's counter (stream_counter), for a one-launch finish
+  // kGroupCounters zeroed counters of the stream (stream_scratch), for a one-launch finish
+  // of split rows and columns (eng::FusedFinish), or nullptr: two launches.
+  unsigned int* counters = nullptr;
   cudaStream_t stream = nullptr;
   int cc = 0, num_sms = 0;
   bool pdl = false;
@@ -138,6 +140,21 @@ unsigned int* stream_counter(int device, cudaStream_t s);
 // The slot of stream_counter's counter for (device, s), or -1; the counter of a slot (nullptr for -1).
 int stream_slot(int device, cudaStream_t s);
 unsigned int* stream_counter_at(int device, int slot);
+// A stream's static scratch for the engine's steps (one slot lookup): the counters of one-launch
+// finishes (eng::FusedFinish: kGroupCounters of them, zero between kernels, each group's last
+// block resetting its own; nullptr past the first kGroupSlots slots) and the slot's static
+// partials (single_pass's, partial_bytes; nullptr past its first 128 slots), which a step whose
+// partials fit takes instead of a caching-allocator workspace (host time of an eager call). The
+// stream's kernels run one after another (under PDL a kernel touches global memory only after its
+// grid dependency wait), so they never use either at the same time.
+constexpr int kGroupSlots = 64;
+constexpr int kGroupCounters = 4096;
+struct StreamScratch {
+  unsigned int* counters = nullptr;
+  void* partials = nullptr;
+  size_t partial_bytes = 0;
+};
+StreamScratch stream_scratch(int device, cudaStream_t s);
 
 // Per-family entry points (one .cu file each; launch() routes to them).
 size_t atomics_workspace(Method m, const ReduceArgs& a);

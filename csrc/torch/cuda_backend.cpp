@@ -120,11 +120,19 @@ void op_step_cuda(const at::Tensor& like, const OpDesc& d) {
   a.cc = device_info(like.get_device()).cc;
   a.num_sms = device_info(like.get_device()).num_sms;
   a.tuning = tuning_overrides();
-  // A single row may finish in its last block on the stream's counter; sum's rows never do
-  // (run_step), so they do not claim it (a locked lookup of host time).
-  if (d.kind == StepKind::Rows && d.outer == 1 && d.op != red::OpKind::Sum) a.counter = stream_counter(like.get_device(), a.stream);
-  const at::Tensor ws = workspace(op_step_workspace(a), like);
-  a.workspace = ws.defined() ? ws.mutable_data_ptr() : nullptr;
+  // Split rows and columns of small steps finish in their last blocks on the stream's counters
+  // (eng::FusedFinish: one launch, not two); partials that fit the stream's static ones take no
+  // allocation.
+  const StreamScratch sc = stream_scratch(like.get_device(), a.stream);
+  a.counters = sc.counters;
+  const size_t wb = op_step_workspace(a);
+  at::Tensor ws;
+  if (wb && wb <= sc.partial_bytes) {
+    a.workspace = sc.partials;
+  } else {
+    ws = workspace(wb, like);
+    a.workspace = ws.defined() ? ws.mutable_data_ptr() : nullptr;
+  }
   C10_CUDA_CHECK(op_step_launch(a));
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }

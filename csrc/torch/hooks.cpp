@@ -84,6 +84,12 @@ void bind_hooks(pybind11::module_& m) {
         if (exact_config_supported(b, u)) out.append(pybind11::make_tuple(b, u));
     return out;
   }, "(block, unroll) pairs compiled for method='exact' on CUDA");
+  m.def("_dims_fused_finish", [](bool enabled) {
+    const bool old = tuning_overrides().fused_finish >= 0;
+    tuning_overrides().fused_finish = enabled ? 0 : -1;
+    return old;
+  }, "Test hook: with False, split rows and columns of the engine always finish in a second launch (pairwise_finish_kernel) "
+     "instead of in their last blocks (the same bits); True restores the rule. Returns the previous setting.", pybind11::arg("enabled"));
   m.def("_single_pass_slots", [](int device, int limit) {
     const int old = single_pass_set_slot_limit(limit);
     return pybind11::make_tuple(single_pass_slots_used(device), old);

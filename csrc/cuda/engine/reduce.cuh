@@ -502,40 +502,87 @@ __device__ __forceinline__ typename Op::Acc pairwise_chunk(const typename Op::Ac
   return stack[top];
 }
 
-// A split single row finished inside the rows kernel (one launch instead of two, which is what a
-// small eager call pays for): every block posts its partial and takes a ticket from the stream's
-// self-resetting counter; the last to arrive combines the partials by the pairwise finish's own
-// tree (its W threads, chunks of g: finish_shape(1, P)), so the bits are the two-launch path's.
+// A split row's or split columns' finish inside the step's own kernel (one launch instead of two,
+// which is what a small eager call pays for): the blocks that share outputs (a row's segments, the
+// row tiles of one column tile and batch group) form a group; every block posts its partials and
+// takes a ticket from the group's counter (the stream's kGroupCounters counters, zero between
+// kernels); the last to arrive combines the group's partials by the pairwise finish's own tree, so
+// the bits are the two-launch path's, and sets the counter back to 0. run_step fuses small steps
+// only (kFusedFinishBytes): a large one keeps pairwise_finish_kernel's parallel finish.
 struct FusedFinish {
-  unsigned int* counter = nullptr;  // null: the partials go to pairwise_finish_kernel
-  int W = 1;
+  unsigned int* counters = nullptr;  // null: the partials go to pairwise_finish_kernel
+  int W = 1;                         // a row: its finish's threads and chunks (finish_shape(1, P))
   int64_t g = 1;
 };
 
-// Its own instantiation of the one-lane rows kernel (kFused): compiled into every rows kernel it
-// cost registers on the main path (ptxas: the float32 Welford kernel spilled 188 bytes inline,
-// 212 as a call), where long rows and full reductions of large tensors run.
-template <class Op, class Out0, class Out1>
-__device__ __forceinline__ void finish_in_last_block(const typename Op::Acc* partials, int64_t P, const FusedFinish& f,
-                                                     const Outs<Out0, Out1>& out, const red::Params& prm, typename Op::Acc* smem) {
+// The inputs of steps run_step fuses, at most (larger ones take two launches); a fused column
+// tile's last block waits on at most kFusedColumnsRounds dependent rounds of partials' loads (about
+// a second launch's cost; the finish kernel spreads a larger finish over many blocks).
+constexpr int64_t kFusedFinishBytes = int64_t{64} << 20;
+constexpr int64_t kFusedColumnsRounds = 2;
+
+// The block's ticket on the group's counter after its partials (every writer fenced them first):
+// true in the group's last block (block-uniform; thread 0's acquire and the barrier order the
+// partials' reads after it).
+__device__ __forceinline__ bool last_of_group(unsigned int* counter, unsigned int blocks) {
   __shared__ bool is_last;
-  const int tid = threadIdx.x;
-  if (tid == 0) {
-    __threadfence();  // this block's partial (thread 0 wrote it), before its ticket
-    is_last = arrive_last(f.counter, static_cast<unsigned>(P));
-  }
+  __threadfence();
   __syncthreads();
-  if (!is_last) return;  // block-uniform; thread 0's acquire and the barrier order the reads below
+  if (threadIdx.x == 0) is_last = arrive_last(counter, blocks);
+  __syncthreads();
+  return is_last;
+}
+
+// Row `row`'s P partials, from the row's last block: W threads take chunks of g and the block tree
+// combines them, as pairwise_finish_kernel does for one output. Its own instantiation of the
+// one-lane rows kernel (kFused): compiled into every rows kernel it cost registers on the main
+// path (ptxas: the float32 Welford kernel spilled 188 bytes inline, 212 as a call), where long
+// rows and full reductions of large tensors run.
+template <class Op, class Out0, class Out1>
+__device__ __forceinline__ void finish_row_in_last_block(const typename Op::Acc* partials, int64_t row, int64_t P, const FusedFinish& f,
+                                                         const Outs<Out0, Out1>& out, const red::Params& prm, typename Op::Acc* smem) {
+  if (!last_of_group(f.counters + row, static_cast<unsigned>(P))) return;
+  const int tid = threadIdx.x;
   const int t = tid & (f.W - 1);
-  auto v = tid < f.W ? pairwise_chunk<Op>(partials, t * f.g, f.g, P) : Op::identity();
-  if constexpr (RK_FAULT_IS(DimsFinishDropLast)) {
-    if (tid < f.W) v = pairwise_chunk<Op>(partials, t * f.g, f.g, P - 1);  // planted: the last partial is lost
-  }
+  const typename Op::Acc* p = partials + row * P;
+  // planted (either fault): the last partial is lost
+  const int64_t used = RK_FAULT_IS(DimsFinishDropLast) || RK_FAULT_IS(FusedFinishDropLast) ? P - 1 : P;
+  auto v = tid < f.W ? pairwise_chunk<Op>(p, t * f.g, f.g, used) : Op::identity();
   v = block_tree<Op>(v, f.W, smem);
   if (tid == 0) {
-    store<Op>(out, 0, v, prm);
-    *f.counter = 0;  // ready for the next launch on this stream
+    store<Op>(out, row, v, prm);
+    f.counters[row] = 0;  // ready for the next launch on this stream
   }
+}
+
+// The gather kernels call it (a call, not inlined: the finish's registers stay off their main path).
+template <class Op, class Out0, class Out1>
+__device__ __noinline__ void finish_row_call(const typename Op::Acc* partials, int64_t row, int64_t P, FusedFinish f,
+                                             Outs<Out0, Out1> out, red::Params prm, typename Op::Acc* smem) {
+  finish_row_in_last_block<Op>(partials, row, P, f, out, prm, smem);
+}
+
+// A column tile's outputs (batches b0 .. b0 + nb - 1, columns c0 .. c0 + nc - 1 of C), from the
+// last of the P row-tile blocks that wrote them: f.W threads an output (a power of two up to 32, 1
+// in a block of under a warp) take chunks of f.g partials and combine them by shuffles. That is
+// the perfect pairwise tree over pow2ceil(P) leaves which pairwise_finish_kernel builds with its
+// own W and g (chunks are aligned subtrees, the group tree combines them in index order): the
+// same combines, the same bits.
+template <class Op, class Out0, class Out1>
+__device__ __noinline__ void finish_columns_call(const typename Op::Acc* partials, int64_t P, FusedFinish f, unsigned int* counter,
+                                                 int64_t b0, int nb, int64_t c0, int nc, int64_t C, Outs<Out0, Out1> out, red::Params prm) {
+  if (!last_of_group(counter, static_cast<unsigned>(P))) return;
+  const int64_t used = RK_FAULT_IS(FusedFinishDropLast) ? P - 1 : P;  // planted: the last row tile's partial is lost
+  const int lw = log2_pow2(f.W), per = static_cast<int>(blockDim.x) >> lw, n = nb * nc;
+  const int t = threadIdx.x & (f.W - 1);
+  for (int base = 0; base < n; base += per) {  // the same trip count in every thread (the shuffles)
+    const int i = base + (static_cast<int>(threadIdx.x) >> lw);
+    const int64_t o = i < n ? (b0 + i / nc) * C + c0 + i % nc : 0;
+    auto v = i < n ? pairwise_chunk<Op>(partials + o * P, t * f.g, f.g, used) : Op::identity();
+    if (f.W > 1) v = group_tree<Op>(v, f.W, nullptr);  // f.W <= 32: shuffles only, no shared memory
+    if (t == 0 && i < n) store<Op>(out, o, v, prm);
+  }
+  if (threadIdx.x == 0) *counter = 0;  // ready for the next launch on this stream
 }
 
 // The rows kernels' thread map (rows_kernel writes it out, gather_rows_kernel calls it): nseg == 1:
@@ -637,7 +684,7 @@ __global__ void __launch_bounds__(kThreads, kFused ? 1 : kRowsMinBlocks<In, Op, 
   allow_dependent_launch();
   acc = block_tree<Op>(acc, W, smem);
   rows_store<Op>(RowsPos{row, t, seg}, K, W, nseg, acc, out, partials, prm);
-  if constexpr (kFused) finish_in_last_block<Op>(partials, nseg, fused, out, prm, smem);  // K == 1, fused.counter set
+  if constexpr (kFused) finish_row_in_last_block<Op>(partials, row, nseg, fused, out, prm, smem);  // nseg > 1, fused.counters set
 }
 
 // n / d.d by the Divider's multiply-high (engine/plan.h): n < 2^31.
@@ -711,7 +758,7 @@ __device__ __forceinline__ typename Op::Acc gather_lane(const In* __restrict__ x
 template <class In, class Op, class Out0, class Out1>
 __global__ void __launch_bounds__(kThreads)
     gather_rows_kernel(const In* __restrict__ x, Gather g, int64_t span, int W, int64_t nseg, Outs<Out0, Out1> out,
-                       typename Op::Acc* __restrict__ partials, red::Params prm) {
+                       typename Op::Acc* __restrict__ partials, red::Params prm, FusedFinish fused) {
   using Acc = typename Op::Acc;
   constexpr int G = 64 / sizeof(In);
   __shared__ Acc smem[kTreeSlots<Op>];
@@ -729,6 +776,7 @@ __global__ void __launch_bounds__(kThreads)
   allow_dependent_launch();
   acc = block_tree<Op>(acc, W, smem);
   rows_store<Op>(pos, K, W, nseg, acc, out, partials, prm);
+  if (fused.counters && nseg > 1) finish_row_call<Op>(partials, pos.row, nseg, fused, out, prm, smem);
 }
 
 // The element types' bits, for copies that do not look at values.
@@ -769,7 +817,7 @@ inline constexpr int kStageRuns = kThreads * 64 / kGatherStagedMinRunBytes + 2;
 template <class In, class Op, class Out0, class Out1>
 __global__ void __launch_bounds__(kThreads)
     gather_staged_kernel(const In* __restrict__ x, Gather g, Divider runs_div, int W, int64_t nseg, Outs<Out0, Out1> out,
-                         typename Op::Acc* __restrict__ partials, red::Params prm) {
+                         typename Op::Acc* __restrict__ partials, red::Params prm, FusedFinish fused) {
   using Acc = typename Op::Acc;
   using Raw = typename RawOf<sizeof(In)>::T;
   constexpr int G = 64 / sizeof(In), kLogG = G == 8 ? 3 : G == 16 ? 4 : G == 32 ? 5 : 6;
@@ -855,6 +903,7 @@ __global__ void __launch_bounds__(kThreads)
   allow_dependent_launch();
   acc = block_tree<Op>(acc, W, smem);
   rows_store<Op>(pos, K, W, nseg, acc, out, partials, prm);
+  if (fused.counters && nseg > 1) finish_row_call<Op>(partials, pos.row, nseg, fused, out, prm, smem);
 }
 
 // One lane of `rows` (<= G) rows of V = kColumnWidth<In, L> columns at p (row stride C, first row
@@ -1001,7 +1050,7 @@ template <class In, class Op, class Out0, class Out1, ColumnLoads L, bool kGathe
 __global__ void __launch_bounds__(kThreads, 2)
     columns_kernel(const In* __restrict__ x, int64_t B, int64_t R, int64_t C, int TX, int TY, int TB, int LPT, Divider tiles_x,
                    Divider tiles_y, Outs<Out0, Out1> out, typename Op::Acc* __restrict__ partials, red::Params prm, Gather g,
-                   int64_t span) {
+                   int64_t span, FusedFinish fused) {
   static_assert(!kGather || (LaneCutFree<Op>::value && !Op::kBatched), "a gathered column lane is read in pieces");
   using Acc = typename Op::Acc;
   constexpr int G = 64 / sizeof(In), V = kColumnWidth<In, L>;
@@ -1109,6 +1158,12 @@ __global__ void __launch_bounds__(kThreads, 2)
       }
     }
   }
+  // The column tile's outputs, from the last of its row tiles (group q2 * tiles_x + tile_x).
+  if (fused.counters && tiles_y.d > 1) {
+    const int64_t cb = tile_x * TX * V, b0 = static_cast<int64_t>(q2) * TB;
+    finish_columns_call<Op>(partials, tiles_y.d, fused, fused.counters + static_cast<int64_t>(q2) * tiles_x.d + tile_x, b0,
+                            static_cast<int>(B - b0 < TB ? B - b0 : TB), cb, static_cast<int>(C - cb < TX * V ? C - cb : TX * V), C, out, prm);
+  }
 }
 
 // Combines P partials per output (layout [nout][P]; partial j covers an aligned power-of-two group
@@ -1197,7 +1252,7 @@ inline Shape step_shape(StepKind kind, int64_t outer, int64_t extent, int64_t in
 template <class In, class Op, class Out0, class Out1>
 cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner, const Gather& gather, const In* x, Outs<Out0, Out1> out,
                      void* workspace, const red::Params& prm, cudaStream_t stream, int cc, int num_sms, bool pdl_first,
-                     int rows_lpt, unsigned int* counter, const TuningOverrides& o) {
+                     int rows_lpt, unsigned int* counters, const TuningOverrides& o) {
   using Acc = typename Op::Acc;
   const Shape s = step_shape(kind, outer, extent, inner, static_cast<int>(sizeof(In)), x, Op::kBatched, num_sms, rows_lpt, o, gather);
   const int64_t nout = kind == StepKind::Rows ? outer : outer * inner;  // Gather's rows form has inner 1
@@ -1207,7 +1262,32 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
   const dim3 grid(static_cast<unsigned>(s.blocks)), block(kThreads);
   const bool pdl = pdl_first && cc >= 90;
   cudaError_t e;
+  // A small split step finishes in its last blocks (FusedFinish) when the stream has a counter for
+  // each group of blocks: a row's segments (the one-lane rows kernels), or a column tile's row
+  // tiles whose finish is short (below). Larger steps keep the parallel finish kernel.
   FusedFinish fused;
+  const bool rows_like = kind == StepKind::Rows || (kind == StepKind::Gather && !gather.columns);
+  // (An operator's single split row was fused at any size before these groups, and still is.)
+  const bool small = outer * extent * inner * static_cast<int64_t>(sizeof(In)) <= kFusedFinishBytes ||
+                     (kind == StepKind::Rows && outer == 1 && !IsPlainSum<Op>::value);
+  if (counters && s.partials > 0 && s.blocks / s.partials <= kGroupCounters && small && !(nout == 1 && s.partials > kSplitFinishPartials) &&
+      o.fused_finish >= 0) {
+    if (rows_like) {
+      int64_t g = 1;
+      const Shape f = finish_shape(1, s.partials, &g);
+      if (s.LPT == 1) fused = FusedFinish{counters, f.W, g};
+    } else {
+      // finish_columns_call's threads: W an output (the most that fit the group's outputs in one
+      // round; shuffles of whole warps only), chunks of g. Fused while the last block's finish is
+      // at most kFusedColumnsRounds dependent rounds of loads (8 in flight a thread: an octet).
+      const int64_t bd = int64_t{s.TX} * s.TY * s.TB, leaves = ceil_pow2(s.partials);
+      const int64_t outs = int64_t{s.TX} * (s.loads == ColumnLoads::Scalar ? 1 : 16 / static_cast<int64_t>(sizeof(In))) * s.TB;
+      int64_t W = 1;
+      while (bd >= 32 && 2 * W <= 32 && 2 * W <= leaves && outs * 2 * W <= bd) W *= 2;
+      const int64_t g = leaves / W, rounds = (outs * W + bd - 1) / bd * ((g + 7) / 8);
+      if (rounds <= kFusedColumnsRounds) fused = FusedFinish{counters, static_cast<int>(W), g};
+    }
+  }
   // The input's elements for a Gather step: its last one's offset + 1 (dense dims cover [0, span)).
   int64_t span = 1;
   for (int i = 0; i < gather.nk; ++i) span += (gather.ksize[i].d - int64_t{1}) * gather.kstride[i];
@@ -1217,7 +1297,8 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
     const dim3 cblock(static_cast<unsigned>(s.TX * s.TY * s.TB));
     auto go = [&](auto kernel) {
       return launch_maybe_pdl(kernel, grid, cblock, stream, pdl, x, outer, extent, inner, s.TX, s.TY, s.TB, s.LPT,
-                              Divider::of(static_cast<uint32_t>(s.tiles_x)), Divider::of(static_cast<uint32_t>(s.tiles_y)), out, partials, prm, gather, span);
+                              Divider::of(static_cast<uint32_t>(s.tiles_x)), Divider::of(static_cast<uint32_t>(s.tiles_y)), out, partials, prm, gather, span,
+                              fused);
     };
     switch (s.loads) {  // every form named: a new one fails to compile here (-Werror=switch, setup.py)
       case ColumnLoads::Vectors: return go(columns_kernel<In, Op, Out0, Out1, ColumnLoads::Vectors, kG>);
@@ -1244,28 +1325,21 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
       if (gather.rstride[gather.nr - 1] != 1) return cudaErrorInvalidValue;
       if (gather_staged(run, static_cast<int>(sizeof(In)), o)) {
         e = launch_maybe_pdl(gather_staged_kernel<In, Op, Out0, Out1>, grid, block, stream, pdl, x, gather,
-                             Divider::of(static_cast<uint32_t>(s.nseg > 1 ? 1 : extent / run)), s.W, s.nseg, out, partials, prm);
+                             Divider::of(static_cast<uint32_t>(s.nseg > 1 ? 1 : extent / run)), s.W, s.nseg, out, partials, prm, fused);
       } else {
         if (run < G) return cudaErrorInvalidValue;
         e = launch_maybe_pdl(gather_rows_kernel<In, Op, Out0, Out1>, grid, block, stream, pdl, x, gather, span, s.W, s.nseg, out,
-                             partials, prm);
+                             partials, prm, fused);
       }
     }
   } else if (kind == StepKind::Rows) {
-    // One split row with few partials (counter: the stream's) finishes in the rows kernel's last
-    // block; sum's rows keep their two launches.
-    if (!IsPlainSum<Op>::value && counter && outer == 1 && s.LPT == 1 && s.partials > 0 && s.partials <= kSplitFinishPartials) {
-      int64_t g = 1;
-      const Shape f = finish_shape(1, s.partials, &g);
-      fused = FusedFinish{counter, f.W, g};
-    }
     auto go = [&](auto kernel) {
       return launch_maybe_pdl(kernel, grid, block, stream, pdl, x, outer, extent, s.W, s.LPT, s.nseg, out, partials, prm, fused);
     };
-    if constexpr (IsPlainSum<Op>::value) {  // sum's shape is one lane per thread
-      e = go(rows_kernel<In, Op, Out0, Out1, 1>);
-    } else if (fused.counter && s.LPT == 1) {
+    if (fused.counters) {  // split rows finished by each row's last block (s.LPT == 1)
       e = go(rows_kernel<In, Op, Out0, Out1, 1, true>);
+    } else if constexpr (IsPlainSum<Op>::value) {  // sum's shape is one lane per thread
+      e = go(rows_kernel<In, Op, Out0, Out1, 1>);
     } else if constexpr (Op::kBatched) {  // 2 or 4 lanes with their loads up front, else the stack
       e = s.LPT == 1   ? go(rows_kernel<In, Op, Out0, Out1, 1>)
           : s.LPT == 2 ? go(rows_kernel<In, Op, Out0, Out1, 2>)
@@ -1279,7 +1353,7 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
     e = columns(std::false_type{});
   }
   if (e != cudaSuccess || !s.partials) return e;
-  if (fused.counter) return e;  // finished in the rows kernel
+  if (fused.counters) return e;  // finished in the step's kernel
   int64_t P = s.partials;
   const Acc* src = partials;
   if (nout == 1 && P > kSplitFinishPartials) {

@@ -41,6 +41,10 @@ __device__ unsigned int g_counters[kMaxSlots];
 constexpr int kPartialSlots = 128;
 constexpr int kMaxStaticGrid = 4096;
 __device__ double g_partials[kPartialSlots][kMaxStaticGrid];  // 4 MiB; double is the widest Acc
+// The engine's one-launch finishes (eng::FusedFinish): kGroupCounters counters a slot for the
+// first kGroupSlots slots, one a group of blocks whose last block finishes the group's outputs;
+// each last block sets its counter back to 0. 1 MiB.
+__device__ unsigned int g_group_counters[kGroupSlots][kGroupCounters];
 // Planted fault arrival_order only: one accumulator per slot that blocks add into as they arrive.
 __device__ double g_arrival_acc[RK_FAULT_IS(ArrivalOrder) ? kMaxSlots : 1];
 
@@ -162,6 +166,7 @@ int counter_slot(int device, cudaStream_t s) {
 struct SymbolBases {
   unsigned int* counters = nullptr;
   double* partials = nullptr;
+  unsigned int* groups = nullptr;
 };
 
 // Device addresses of g_counters and g_partials on `device`, looked up once.
@@ -173,8 +178,11 @@ const SymbolBases& symbol_bases(int device) {
   if (!b.counters) {
     void* c = nullptr;
     void* p = nullptr;
-    if (cudaGetSymbolAddress(&c, g_counters) == cudaSuccess && cudaGetSymbolAddress(&p, g_partials) == cudaSuccess) {
+    void* g = nullptr;
+    if (cudaGetSymbolAddress(&c, g_counters) == cudaSuccess && cudaGetSymbolAddress(&p, g_partials) == cudaSuccess &&
+        cudaGetSymbolAddress(&g, g_group_counters) == cudaSuccess) {
       b.partials = static_cast<double*>(p);
+      b.groups = static_cast<unsigned int*>(g);
       b.counters = static_cast<unsigned int*>(c);
     }
   }
@@ -300,6 +308,19 @@ unsigned int* stream_counter_at(int device, int slot) {
 }
 
 unsigned int* stream_counter(int device, cudaStream_t s) { return stream_counter_at(device, stream_slot(device, s)); }
+
+StreamScratch stream_scratch(int device, cudaStream_t s) {
+  StreamScratch r;
+  const int slot = stream_slot(device, s);
+  if (slot < 0) return r;
+  const SymbolBases& b = symbol_bases(device);
+  if (b.groups && slot < kGroupSlots) r.counters = b.groups + static_cast<int64_t>(slot) * kGroupCounters;
+  if (b.partials && slot < kPartialSlots) {
+    r.partials = b.partials + static_cast<int64_t>(slot) * kMaxStaticGrid;
+    r.partial_bytes = kMaxStaticGrid * sizeof(double);
+  }
+  return r;
+}
 
 cudaError_t single_pass_launch(const ReduceArgs& a) {
   const int block = a.block > 0 ? a.block : kConfigs[0].block;

@@ -1358,6 +1358,59 @@ def test_fused_finish_in_graphs_and_streams():
             assert same_bits(a, reducekit.amax(x, 0))
 
 
+# d4. Results of permuted layouts written in place (CUDA): the kernels number outputs by the kept
+# dims' memory order, and an output map (engine/plan.h OutMap) sends each to its place in torch's
+# contiguous result, with no copy after the step. Oracle: the same storage viewed in its memory
+# order (x.permute(order), a contiguous view) reduces with the same kernel and the same bits; its
+# result, permuted back, must equal x's bit for bit.
+
+MAPPED_CASES = [  # (memory shape, permutation to the view, reduced dims of the view)
+    ((6, 7, 5, 4), (3, 1, 0, 2), (1,)),         # kept view dims 0, 2, 3 are memory dims 3, 0, 2: mapped
+    ((30, 20, 11), (2, 0, 1), (0,)),            # kept (30, 20) stored outer-first: the identity after merging
+    ((30, 20, 11), (2, 1, 0), (1,)),            # kept (11, 30) stored 30-major: mapped
+    ((9, 5, 7, 16), (0, 3, 1, 2), (0,)),        # channels_last (9, 16, 5, 7) over N: kept C, H, W stored H, W, C
+    ((3, 4, 5, 6, 7), (4, 2, 0, 3, 1), (1, 3)),  # five dims, three kept in a scrambled order
+    ((50, 3, 20001), (2, 1, 0), (0,)),          # a long reduced run (split rows, one-launch finish) with a mapped result
+    ((7, 2001, 5), (1, 2, 0), (0,)),            # columns (the reduced dim strided, split into row tiles) with a mapped result
+]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("op", list(MULTI_OPS))
+def test_permuted_results_written_in_place(op):
+    """Every op and dtype on permuted and channels_last views whose kept dims lie in another order in
+    memory, keepdim or not: the result is contiguous, equals bit for bit the result of the same
+    storage viewed in memory order and permuted back, and (float32 amax) takes one launch, not a
+    step and a copy."""
+    f = MULTI_OPS[op]
+    for dtype in MULTI_DTYPES:
+        for i, (shape, perm, dims) in enumerate(MAPPED_CASES):
+            m = _multi(op, dtype, "cuda", (shape, perm, dims), 300 + i)
+            if m is None:
+                continue
+            x, _ = m
+            inv = [perm.index(k) for k in range(len(perm))]  # view dim -> memory dim
+            mem = x.permute(inv)
+            assert mem.is_contiguous()
+            mdims = tuple(sorted(perm[d] for d in dims))
+            kept = [d for d in range(x.dim()) if d not in dims]  # the view's kept dims, in order
+            order = sorted(kept, key=lambda d: perm[d])          # ... in memory order
+            poison_allocator("cuda")
+            got = f(x, dims)
+            ref = f(mem, mdims)
+            for a, b in zip(got, ref):
+                assert a.is_contiguous(), f"{op} {dtype} {tuple(x.shape)} over {dims}: result not contiguous"
+                back = b.permute([order.index(d) for d in kept]) if b.dim() == len(kept) else b
+                assert same_bits(a, back), f"{op} {dtype} view {tuple(x.shape)} strides {x.stride()} over {dims}: differs from its memory-order view"
+            if op in ("amax", "var_mean"):
+                k = f(x.unsqueeze(0), tuple(d + 1 for d in dims))  # a leading kept dim of 1 (keepdim-like shapes)
+                for a, b in zip(k, got):
+                    assert same_bits(a[0], b)
+    x = data((9, 5, 7, 16), torch.float32, "cuda", "mapped").permute(0, 3, 1, 2)
+    assert len(_launches(lambda: reducekit.amax(x, 0))) == 1
+    assert same_bits(reducekit.amax(x, 0, keepdim=True)[0], reducekit.amax(x, 0))
+
+
 # ------------------------------------------------------------------------------------------------
 # e. Autograd, torch.compile, opcheck, methods, aliasing
 

@@ -30,6 +30,7 @@ namespace rk {
   X(DimsDropLaneTail, "dims_drop_lane_tail", "dims rows/columns: a lane shorter than 64 bytes loses its last value") \
   X(DimsColumnTail, "dims_column_tail", "dims columns: the last C % V columns (past the last 16-byte vector) are not read") \
   X(DimsFinishDropLast, "dims_finish_drop_last", "dims second phase: the last block partial of a split row or column is lost") \
+  X(OutMapSwap, "out_map_swap", "CUDA outputs of permuted layouts: written in the kernels' order (the kept dims' memory order) into the contiguous result") \
   X(FusedFinishDropLast, "fused_finish_drop_last", "one-launch finish of split rows and columns (the group's last block): the last partial is lost") \
   X(CpuDimsLastChunk, "cpu_dims_last_chunk", "CPU dims columns: the last chunk of rows is not added") \
   X(ExactDropCarry, "exact_drop_carry", "exact: normalizing the limbs loses every negative carry (borrow)") \

@@ -27,6 +27,7 @@ struct OpDesc {
   DType in_dtype = DType::Float32;
   void* out0 = nullptr;
   void* out1 = nullptr;  // the second output of var_mean, std_mean and aminmax
+  OutMap out_map;        // where output i goes (engine/plan.h; CUDA only, Backend::maps_outputs)
   bool wide = false;
   red::Params params;
 };

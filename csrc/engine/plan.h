@@ -195,6 +195,65 @@ inline bool make_gather(const MergedDims& m, Gather* g) {
   return true;
 }
 
+// Where a step writes its outputs. The engine's kernels number a step's outputs by the kept dims in
+// the input's memory order (outermost first: what Rows, Columns and Gather write as out[i]); torch
+// returns them contiguous in logical order. Where the two differ (a permuted or channels_last input
+// whose kept dims lie in another order), output i goes to element offset sum_j digit_j(i) *
+// stride[j] of the contiguous result, digit_j the row-major digits of i over size[] (the kept dims
+// in memory order, merged where consecutive in both orders): the kernels write torch's layout
+// directly, and no copy follows. nd == 0: the identity.
+inline constexpr int kOutMapDims = 8;
+struct OutMap {
+  int nd = 0;
+  Divider size[kOutMapDims];
+  int64_t stride[kOutMapDims] = {};
+};
+
+// The map of a result of `nd` dims with `sizes`, which the kernels would write with strides
+// `mem_strides` (dense in the kept dims' memory order), onto the contiguous result of those sizes:
+// false when it needs more than kOutMapDims dims or the outputs reach 2^31 (the caller then writes
+// the strided result and copies it).
+inline bool make_out_map(int nd, const int64_t* sizes, const int64_t* mem_strides, OutMap* out) {
+  OutMap m;
+  int64_t cstride[64], total = 1;
+  if (nd > 64) return false;
+  for (int i = nd - 1; i >= 0; --i) {
+    cstride[i] = total;
+    total *= sizes[i] > 1 ? sizes[i] : 1;
+  }
+  if (total >= (int64_t{1} << 31)) return false;
+  int order[64], k = 0;
+  for (int i = 0; i < nd; ++i)
+    if (sizes[i] > 1) order[k++] = i;
+  // By memory stride, largest first (the kernels' digit order); distinct for dims of size > 1.
+  for (int a = 1; a < k; ++a)
+    for (int b = a; b > 0 && mem_strides[order[b]] > mem_strides[order[b - 1]]; --b) std::swap(order[b], order[b - 1]);
+  int64_t sz[64], st[64];
+  int n = 0;
+  for (int a = 0; a < k; ++a) {
+    const int i = order[a];
+    if (n > 0 && st[n - 1] == cstride[i] * sizes[i]) {  // consecutive in both orders: one digit
+      sz[n - 1] *= sizes[i];
+      st[n - 1] = cstride[i];
+    } else {
+      sz[n] = sizes[i];
+      st[n++] = cstride[i];
+    }
+  }
+  if (n <= 1) {  // the memory order is the logical order
+    *out = m;
+    return true;
+  }
+  if (n > kOutMapDims) return false;
+  m.nd = n;
+  for (int a = 0; a < n; ++a) {
+    m.size[a] = Divider::of(static_cast<uint32_t>(sz[a]));
+    m.stride[a] = st[a];
+  }
+  *out = m;
+  return true;
+}
+
 // Elements per lane of the accumulation order for an element of `elem_bytes` bytes.
 inline constexpr int lane_elems(int elem_bytes) { return 64 / elem_bytes; }
 

@@ -199,7 +199,8 @@ void exact_round_cuda(const at::Tensor& w2d, at::Tensor& out) {
 }
 
 const Backend& cuda_backend() {
-  static const Backend cuda{&full_cuda, &exact_rows_cuda, &exact_round_cuda, &exact_columns_cuda, &op_step_cuda, &full_op_cuda, /*gathers=*/true};
+  static const Backend cuda{&full_cuda, &exact_rows_cuda, &exact_round_cuda, &exact_columns_cuda, &op_step_cuda, &full_op_cuda, /*gathers=*/true,
+                                  /*gathers_rows=*/false, /*maps_outputs=*/true};
   return cuda;
 }
 

@@ -77,6 +77,9 @@ struct Backend {
   // length (the CPU: cpu/reduce_cpu.cpp run_gather), but not for the sums of the CPU's own kernels
   // (engine/op_desc.h cpu_sum_kernels); `gathers` is then false.
   bool gathers_rows = false;
+  // Whether op_step writes through OpDesc::out_map (engine/plan.h): results of permuted layouts
+  // are then written in torch's contiguous layout directly, with no copy after the step.
+  bool maps_outputs = false;
 };
 
 // The one engine step of x over `reduced` (engine/plan.h): x itself when the reduced dims merge
@@ -87,7 +90,8 @@ struct Plan1 {
   StepKind kind = StepKind::Rows;
   int64_t outer = 1, extent = 1, inner = 1;
   Gather gather;  // kind == Gather
-  // Every form writes its outputs dense in the memory order of the kept dims (result_strides of dense).
+  // Every form writes its outputs dense in the memory order of the kept dims (result_strides of
+  // dense), or through an output map into the contiguous result (step_result_strides).
 };
 // enters_values: the operator's lane takes values one by one (red::enters_values), so the gather
 // step's columns form may read it.
@@ -132,6 +136,11 @@ std::vector<bool> reduced_dims(at::IntArrayRef dims, int64_t nd);
 // "(0, 2)": a dim list as torch prints it.
 std::string dims_str(at::IntArrayRef dims);
 // Strides of a result of out_sizes that is dense in the memory order of x's kept dims.
+// The strides to allocate a step's results with: none (contiguous) where the backend writes through
+// an output map (d->out_map set, engine/plan.h), else result_strides(s.dense, ...), the kept dims'
+// memory order, which the caller copies contiguous after the step.
+std::vector<int64_t> step_result_strides(const Plan1& s, const std::vector<bool>& reduced, bool keepdim,
+                                         const std::vector<int64_t>& out_sizes, const Backend& be, OpDesc* d);
 std::vector<int64_t> result_strides(const at::Tensor& x, const std::vector<bool>& reduced, bool keepdim,
                                     const std::vector<int64_t>& out_sizes);
 // x with its reduced dims moved last (in the multi-dim order) and flattened: a contiguous (rows,

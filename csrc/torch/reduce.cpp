@@ -145,13 +145,12 @@ std::vector<at::Tensor> run_op(OpKind op, const at::Tensor& x, const std::vector
   d.params = prm;
   std::vector<at::Tensor> outs;
   outs.reserve(dts.size());
-  for (const auto dt : dts) {
-    outs.push_back(OutLoan::result_buffer(outs.size(), out_sizes, result_strides(s.dense, reduced, keepdim, out_sizes), x.options().dtype(dt)));
-  }
+  const std::vector<int64_t> strides = step_result_strides(s, reduced, keepdim, out_sizes, be, &d);
+  for (const auto dt : dts) outs.push_back(OutLoan::result_buffer(outs.size(), out_sizes, strides, x.options().dtype(dt)));
   d.out0 = outs[0].mutable_data_ptr();
   if (outs.size() > 1) d.out1 = outs[1].mutable_data_ptr();
   be.op_step(s.x, d);
-  for (auto& o : outs)
+  for (auto& o : outs)  // (a backend without output maps wrote the kept dims in memory order)
     if (!o.is_contiguous()) o = o.contiguous();
   return outs;
 }

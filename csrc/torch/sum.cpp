@@ -138,12 +138,12 @@ at::Tensor reduce_plan(const at::Tensor& self, const std::vector<bool>& reduced,
   }
   const Plan1 s = one_step(self, reduced, be, red::enters_values(op, red::NormOrd::Two),
                            op == red::OpKind::Sum && cpu_sum_kernels(to_rk_dtype(self.scalar_type()), wide));
-  at::Tensor out = OutLoan::result_buffer(0, out_sizes, result_strides(s.dense, reduced, keepdim, out_sizes), self.options().dtype(out_t));
   OpDesc d = step_desc(s, op, wide);
+  at::Tensor out = OutLoan::result_buffer(0, out_sizes, step_result_strides(s, reduced, keepdim, out_sizes, be, &d), self.options().dtype(out_t));
   d.out0 = out.mutable_data_ptr();
   be.op_step(s.x, d);
-  // torch's reductions return contiguous results; the engine wrote the kept dims in the input's
-  // memory order, which differs only for permuted inputs.
+  // torch's reductions return contiguous results: a backend without output maps wrote the kept dims
+  // in the input's memory order, which differs only for permuted inputs.
   return out.is_contiguous() ? out : out.contiguous();
 }
 
@@ -185,6 +185,17 @@ std::vector<int64_t> result_strides(const at::Tensor& x, const std::vector<bool>
     }
   }
   return strides;
+}
+
+std::vector<int64_t> step_result_strides(const Plan1& s, const std::vector<bool>& reduced, bool keepdim,
+                                         const std::vector<int64_t>& out_sizes, const Backend& be, OpDesc* d) {
+  std::vector<int64_t> mem = result_strides(s.dense, reduced, keepdim, out_sizes);
+  // Where the map is the identity, the result keeps mem's strides (which differ from contiguous()'s
+  // only in dims of size 1, and which results have always had: the corpus pins them).
+  if (be.maps_outputs && make_out_map(static_cast<int>(out_sizes.size()), out_sizes.data(), mem.data(), &d->out_map) && d->out_map.nd > 0)
+    return {};
+  d->out_map = OutMap{};
+  return mem;
 }
 
 // x (dense or not) with its reduced dims moved last and flattened, in the multi-dim order (by

@@ -38,7 +38,7 @@ cudaError_t run(const OpStep& a, size_t* ws) {
     return cudaSuccess;
   }
   return eng::run_step<In, Op, Out0, Out1>(a.kind, a.outer, a.extent, a.inner, a.gather, static_cast<const In*>(a.in),
-                                           eng::Outs<Out0, Out1>{static_cast<Out0*>(a.out0), static_cast<Out1*>(a.out1)},
+                                           eng::Outs<Out0, Out1>{static_cast<Out0*>(a.out0), static_cast<Out1*>(a.out1), a.out_map},
                                            a.workspace, a.params, a.stream, a.cc, a.num_sms, a.pdl, rows_lpt, a.counters, a.tuning);
 }
 

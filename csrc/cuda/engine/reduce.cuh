@@ -103,14 +103,32 @@ template <class Out0, class Out1>
 struct Outs {
   Out0* a;
   Out1* b;
+  OutMap map;  // engine/plan.h: output i's place in torch's contiguous layout (nd == 0: i)
 };
+
+// Output i's element offset under the map: its digits over map.size (i < 2^31), innermost first.
+__device__ __forceinline__ int64_t out_offset(const OutMap& m, int64_t i) {
+  uint32_t q = static_cast<uint32_t>(i);
+  int64_t off = 0;
+#pragma unroll
+  for (int d = kOutMapDims - 1; d >= 0; --d) {
+    if (d < m.nd) {
+      const uint32_t n = q;
+      q = (__umulhi(n, m.size[d].magic) + n) >> m.size[d].shift;
+      off += static_cast<int64_t>(n - q * m.size[d].d) * m.stride[d];
+    }
+  }
+  if constexpr (RK_FAULT_IS(OutMapSwap)) off = m.nd > 1 ? i : off;  // planted: the kernels' order written as is
+  return off;
+}
 
 template <class Op, class Out0, class Out1>
 __device__ __forceinline__ void store(const Outs<Out0, Out1>& o, int64_t i, const typename Op::Acc& acc, const red::Params& p) {
   const auto r = Op::project(acc, p);
-  o.a[i] = from_acc<Out0>(r.a);
+  const int64_t j = o.map.nd ? out_offset(o.map, i) : i;
+  o.a[j] = from_acc<Out0>(r.a);
   if constexpr (Op::kOutputs == 2) {
-    if (o.b) o.b[i] = from_acc<Out1>(r.b);  // var and std have no second output
+    if (o.b) o.b[j] = from_acc<Out1>(r.b);  // var and std have no second output
   }
 }
 

@@ -409,7 +409,9 @@ EXACT_FAULTS = (f"{RESULTS_DIR}/faults_exact.json", f"{RESULTS_DIR}/faults_exact
 # argmax), no control run: the same suite passed on the normal build); then session 43's columns
 # kernel faults (tile divider, short batches) and session 44's staged gather, on an H100, no control
 # run: the same suite passed on the normal build of the same code (columns_lab_s43/README.md,
-# s44_staged/run3/tests_tail.txt).
+# s44_staged/run3/tests_tail.txt); then session 47's one-launch finish and output map, on an H100,
+# no control run: the same suite passed on the normal build of the same code
+# (h100/s47/host_cost_run4/tests_run4.log, h100/s47/run9_outmap_fixed/tests_run9.log).
 OPS = f"{RESULTS_DIR}/results_ops.json"
 OPS_FAULTS = (f"{RESULTS_DIR}/faults_ops.json", f"{RESULTS_DIR}/faults_ops_2.json", f"{RESULTS_DIR}/faults_ops_3.json",
               f"{RESULTS_DIR}/faults_s37/run3/faults.json", "benchmarks/results/h100/faults_s37/run8/faults.json",
@@ -420,7 +422,9 @@ OPS_FAULTS = (f"{RESULTS_DIR}/faults_ops.json", f"{RESULTS_DIR}/faults_ops_2.jso
               "benchmarks/results/cpu/faults_s42/faults.json",
               "benchmarks/results/h100/columns_lab_s43/faults_run7/faults.json",
               "benchmarks/results/h100/columns_lab_s43/faults_run12/faults.json",
-              "benchmarks/results/h100/s44_staged/run4/faults/faults.json")
+              "benchmarks/results/h100/s44_staged/run4/faults/faults.json",
+              "benchmarks/results/h100/s47/faults_run7/faults.json",
+              "benchmarks/results/h100/s47/faults_run10/faults.json")
 
 
 def bench_block(bench, path: str, what: str, run: dict | None, campaigns: list[tuple[str, dict | None]]) -> str:

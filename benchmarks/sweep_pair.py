@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
+import os
 import statistics
+import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-def gm(v):
-    return math.exp(sum(map(math.log, v)) / len(v))
-
-
-def key(r):
-    return (r["op"], r["dtype"], str(r["shape"]), str(r["dims"]), r["layout"])
+from sweep_ab import gm, key  # noqa: E402
 
 
 def main():

@@ -1,7 +1,7 @@
 // Host cost of one kernel launch, by how it is launched (issue 21: an eager call of a small case is
 // host-bound, and the profiler showed our cudaLaunchKernelExC at about twice torch's cudaLaunchKernel).
 //
-//   nvcc -O2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a launch_cost.cu -o launch_cost   (bash build.sh)
+//   bash build.sh   (nvcc -I../../csrc; bin/launch_cost)
 //   ./launch_cost            # one line a variant: host us per launch (median of batches)
 //
 // Variants: the triple-chevron launch; cudaLaunchKernelEx without attributes; cudaLaunchKernelEx
@@ -10,6 +10,8 @@
 // of one warp, empty but for griddepcontrol.wait, so the GPU never holds the host back: the time per
 // launch is the host's.
 #include <cuda_runtime.h>
+
+#include "cuda/block/common.cuh"
 
 #include <algorithm>
 #include <chrono>
@@ -34,18 +36,10 @@ __global__ void big_kernel(const float* x, Big b, float* out) {
   if (threadIdx.x == 0 && blockIdx.x == 0 && b.w[0] < 0) out[0] = x[0];
 }
 
+// The engine's own launcher (cuda/block/common.cuh): cudaLaunchKernelEx, the PDL attribute when asked.
 template <class K, class... A>
 cudaError_t launch_ex(K k, cudaStream_t s, bool pdl, A... a) {
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(1);
-  cfg.blockDim = dim3(32);
-  cfg.stream = s;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = pdl ? 1 : 0;
-  return cudaLaunchKernelEx(&cfg, k, a...);
+  return rk::launch_maybe_pdl(k, dim3(1), dim3(32), s, pdl, a...);
 }
 
 template <class F>

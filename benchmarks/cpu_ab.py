@@ -28,6 +28,13 @@ for _dt in ("float64", "float32", "bfloat16"):
                   (_op, _dt, (64, 28, 25, 14, 7), [0, 1, 3, 4], [0, 4, 1, 2, 3])]
     CASES += [("vector_norm", _dt, (2048, 2048), [1], None), ("amax", _dt, (32, 64, 32, 64), [1, 3], None),
               ("logsumexp", _dt, (32, 64, 32, 64), [1, 3], None), ("var_mean", _dt, (32, 64, 32, 64), [1, 3], None)]
+# --cases outmap (session 47): results whose kept dims lie in another order in memory (a
+# channels_last view over N; a reversed (A, 3 or 96, B) over its middle dim), which the operators'
+# loops write in place through the output map instead of a strided result and a copy.
+OUTMAP_CASES = []
+for _dt in ("float64", "float32", "bfloat16"):
+    OUTMAP_CASES += [("mean", _dt, (64, 48, 48, 128), [0], [0, 3, 1, 2]), ("var_mean", _dt, (64, 48, 48, 128), [0], [0, 3, 1, 2]),
+                     ("amax", _dt, (512, 96, 100), [1], [2, 1, 0]), ("logsumexp", _dt, (2000, 3, 700), [1], [2, 1, 0])]
 
 
 def case_name(c) -> str:
@@ -35,7 +42,7 @@ def case_name(c) -> str:
     return f"{op} {dt} {tuple(shape)} over {tuple(dims)}" + (f" permuted {tuple(perm)}" if perm else "")
 
 
-def child(out: str, budget: float) -> None:
+def child(out: str, budget: float, cases: list) -> None:
     import torch
     import reducekit
     torch.set_num_threads(2)
@@ -50,7 +57,7 @@ def child(out: str, budget: float) -> None:
         return statistics.median(ts) * 1e6
 
     res = {}
-    for c in CASES:
+    for c in cases:
         op, dt, shape, dims, perm = c
         g = torch.Generator().manual_seed(46)
         x = (torch.randn(shape, generator=g, dtype=torch.float64) + 0.5).to(getattr(torch, dt))
@@ -69,10 +76,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--budget", type=float, default=0.3, help="seconds of calls per case and contender")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--cases", choices=("s46", "outmap"), default="s46", help="the case list: CASES (session 46) or OUTMAP_CASES")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    cases = OUTMAP_CASES if args.cases == "outmap" else CASES
     if args.child:
-        return child(args.child, args.budget)
+        return child(args.child, args.budget, cases)
     os.makedirs(args.out, exist_ok=True)
     runs = {"old": [], "new": []}
     for i in range(args.runs):
@@ -80,19 +89,19 @@ def main() -> None:
             path = os.path.join(args.out, f"run_{side}_{i}.json")
             env = dict(os.environ, PYTHONPATH=os.path.abspath(getattr(args, side)))
             subprocess.run([sys.executable, os.path.abspath(__file__), "--old", "-", "--new", "-", "--out", "-", "--child", path,
-                            "--budget", str(args.budget)], env=env, check=True)
+                            "--budget", str(args.budget), "--cases", args.cases], env=env, check=True)
             with open(path) as f:
                 runs[side].append(json.load(f))
             os.remove(path)
     rows = []
-    for c in CASES:
+    for c in cases:
         k = case_name(c)
         med = {s: {m: statistics.median(r[k][m] for r in runs[s]) for m in ("ours_us", "torch_us")} for s in runs}
         rows.append({"case": k, "old_us": med["old"]["ours_us"], "new_us": med["new"]["ours_us"],
                      "new_over_old": med["new"]["ours_us"] / med["old"]["ours_us"],
                      "torch_over_old": med["old"]["torch_us"] / med["old"]["ours_us"],
                      "torch_over_new": med["new"]["torch_us"] / med["new"]["ours_us"]})
-    res = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "runs": args.runs, "budget_s": args.budget,
+    res = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "runs": args.runs, "budget_s": args.budget, "cases": args.cases,
            "old": os.path.abspath(args.old), "new": os.path.abspath(args.new), "rows": rows}
     with open(os.path.join(args.out, "cpu_ab.json"), "w") as f:
         json.dump(res, f, indent=1)

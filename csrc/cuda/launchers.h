@@ -97,7 +97,7 @@ struct ExactArgs {
   exact::OutFmt out_fmt = exact::OutFmt::Single;
   bool words = false;
   void* workspace = nullptr;    // exact_workspace(...) bytes
-  unsigned int* counter = nullptr;  // rows == 1: the stream's counter (stream_counter); else a memset one
+  unsigned int* counter = nullptr;  // rows == 1: the stream's counter (stream_counter_at); else a memset one
   long long* acc = nullptr;         // rows == 1: the stream's accumulator words (exact_stream_acc); else a memset workspace
   cudaStream_t stream = nullptr;
   int num_sms = 1, cc = 0;
@@ -134,10 +134,9 @@ size_t exact_columns_workspace(const ExactColumnsArgs& a);
 cudaError_t exact_columns_launch(const ExactColumnsArgs& a);
 // Whether (block, unroll) is a compiled configuration of exact's kernel (or 0, 0: the rule).
 bool exact_config_supported(int block, int unroll);
-// The per-stream counter that single_pass's last-block finish uses (zero between kernels; a
-// kernel that takes it resets it when done), or nullptr when every slot is taken.
-unsigned int* stream_counter(int device, cudaStream_t s);
-// The slot of stream_counter's counter for (device, s), or -1; the counter of a slot (nullptr for -1).
+// The slot of a stream (device, s), or -1 when every slot is taken; the slot's counter, which
+// single_pass's last-block finish uses (zero between kernels; a kernel that takes it resets it when
+// done), nullptr for -1.
 int stream_slot(int device, cudaStream_t s);
 unsigned int* stream_counter_at(int device, int slot);
 // A stream's static scratch for the engine's steps (one slot lookup): the counters of one-launch

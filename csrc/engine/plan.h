@@ -215,20 +215,20 @@ struct OutMap {
 // the strided result and copies it).
 inline bool make_out_map(int nd, const int64_t* sizes, const int64_t* mem_strides, OutMap* out) {
   OutMap m;
-  int64_t cstride[64], total = 1;
-  if (nd > 64) return false;
+  int64_t cstride[kMaxDims], total = 1;
+  if (nd > kMaxDims) return false;
   for (int i = nd - 1; i >= 0; --i) {
     cstride[i] = total;
     total *= sizes[i] > 1 ? sizes[i] : 1;
   }
   if (total >= (int64_t{1} << 31)) return false;
-  int order[64], k = 0;
+  int order[kMaxDims], k = 0;
   for (int i = 0; i < nd; ++i)
     if (sizes[i] > 1) order[k++] = i;
   // By memory stride, largest first (the kernels' digit order); distinct for dims of size > 1.
   for (int a = 1; a < k; ++a)
     for (int b = a; b > 0 && mem_strides[order[b]] > mem_strides[order[b - 1]]; --b) std::swap(order[b], order[b - 1]);
-  int64_t sz[64], st[64];
+  int64_t sz[kMaxDims], st[kMaxDims];
   int n = 0;
   for (int a = 0; a < k; ++a) {
     const int i = order[a];

@@ -307,8 +307,6 @@ unsigned int* stream_counter_at(int device, int slot) {
   return b.counters ? b.counters + slot : nullptr;
 }
 
-unsigned int* stream_counter(int device, cudaStream_t s) { return stream_counter_at(device, stream_slot(device, s)); }
-
 StreamScratch stream_scratch(int device, cudaStream_t s) {
   StreamScratch r;
   const int slot = stream_slot(device, s);

@@ -557,9 +557,8 @@ __device__ __forceinline__ bool last_of_group(unsigned int* counter, unsigned in
 // path (ptxas: the float32 Welford kernel spilled 188 bytes inline, 212 as a call), where long
 // rows and full reductions of large tensors run.
 template <class Op, class Out0, class Out1>
-__device__ __forceinline__ void finish_row_in_last_block(const typename Op::Acc* partials, int64_t row, int64_t P, const FusedFinish& f,
-                                                         const Outs<Out0, Out1>& out, const red::Params& prm, typename Op::Acc* smem) {
-  if (!last_of_group(f.counters + row, static_cast<unsigned>(P))) return;
+__device__ __forceinline__ void finish_row(const typename Op::Acc* partials, int64_t row, int64_t P, const FusedFinish& f,
+                                           const Outs<Out0, Out1>& out, const red::Params& prm, typename Op::Acc* smem) {
   const int tid = threadIdx.x;
   const int t = tid & (f.W - 1);
   const typename Op::Acc* p = partials + row * P;
@@ -573,11 +572,18 @@ __device__ __forceinline__ void finish_row_in_last_block(const typename Op::Acc*
   }
 }
 
-// The gather kernels call it (a call, not inlined: the finish's registers stay off their main path).
+template <class Op, class Out0, class Out1>
+__device__ __forceinline__ void finish_row_in_last_block(const typename Op::Acc* partials, int64_t row, int64_t P, const FusedFinish& f,
+                                                         const Outs<Out0, Out1>& out, const red::Params& prm, typename Op::Acc* smem) {
+  if (last_of_group(f.counters + row, static_cast<unsigned>(P))) finish_row<Op>(partials, row, P, f, out, prm, smem);
+}
+
+// The gather kernels' finish: a call, not inlined (its registers stay off their main path), made by
+// the row's last block only (its by-value arguments are copied to local memory by the callers).
 template <class Op, class Out0, class Out1>
 __device__ __noinline__ void finish_row_call(const typename Op::Acc* partials, int64_t row, int64_t P, FusedFinish f,
                                              Outs<Out0, Out1> out, red::Params prm, typename Op::Acc* smem) {
-  finish_row_in_last_block<Op>(partials, row, P, f, out, prm, smem);
+  finish_row<Op>(partials, row, P, f, out, prm, smem);
 }
 
 // A column tile's outputs (batches b0 .. b0 + nb - 1, columns c0 .. c0 + nc - 1 of C), from the
@@ -587,9 +593,11 @@ __device__ __noinline__ void finish_row_call(const typename Op::Acc* partials, i
 // own W and g (chunks are aligned subtrees, the group tree combines them in index order): the
 // same combines, the same bits.
 template <class Op, class Out0, class Out1>
+// The caller took the group's ticket (last_of_group, inline: a call's by-value arguments, Outs
+// with its map among them, are copied to local memory in every thread that makes it, so only the
+// last block calls).
 __device__ __noinline__ void finish_columns_call(const typename Op::Acc* partials, int64_t P, FusedFinish f, unsigned int* counter,
                                                  int64_t b0, int nb, int64_t c0, int nc, int64_t C, Outs<Out0, Out1> out, red::Params prm) {
-  if (!last_of_group(counter, static_cast<unsigned>(P))) return;
   const int64_t used = RK_FAULT_IS(FusedFinishDropLast) ? P - 1 : P;  // planted: the last row tile's partial is lost
   const int lw = log2_pow2(f.W), per = static_cast<int>(blockDim.x) >> lw, n = nb * nc;
   const int t = threadIdx.x & (f.W - 1);
@@ -794,7 +802,8 @@ __global__ void __launch_bounds__(kThreads)
   allow_dependent_launch();
   acc = block_tree<Op>(acc, W, smem);
   rows_store<Op>(pos, K, W, nseg, acc, out, partials, prm);
-  if (fused.counters && nseg > 1) finish_row_call<Op>(partials, pos.row, nseg, fused, out, prm, smem);
+  if (fused.counters && nseg > 1 && last_of_group(fused.counters + pos.row, static_cast<unsigned>(nseg)))
+    finish_row_call<Op>(partials, pos.row, nseg, fused, out, prm, smem);
 }
 
 // The element types' bits, for copies that do not look at values.
@@ -921,7 +930,8 @@ __global__ void __launch_bounds__(kThreads)
   allow_dependent_launch();
   acc = block_tree<Op>(acc, W, smem);
   rows_store<Op>(pos, K, W, nseg, acc, out, partials, prm);
-  if (fused.counters && nseg > 1) finish_row_call<Op>(partials, pos.row, nseg, fused, out, prm, smem);
+  if (fused.counters && nseg > 1 && last_of_group(fused.counters + pos.row, static_cast<unsigned>(nseg)))
+    finish_row_call<Op>(partials, pos.row, nseg, fused, out, prm, smem);
 }
 
 // One lane of `rows` (<= G) rows of V = kColumnWidth<In, L> columns at p (row stride C, first row
@@ -1178,9 +1188,12 @@ __global__ void __launch_bounds__(kThreads, 2)
   }
   // The column tile's outputs, from the last of its row tiles (group q2 * tiles_x + tile_x).
   if (fused.counters && tiles_y.d > 1) {
-    const int64_t cb = tile_x * TX * V, b0 = static_cast<int64_t>(q2) * TB;
-    finish_columns_call<Op>(partials, tiles_y.d, fused, fused.counters + static_cast<int64_t>(q2) * tiles_x.d + tile_x, b0,
-                            static_cast<int>(B - b0 < TB ? B - b0 : TB), cb, static_cast<int>(C - cb < TX * V ? C - cb : TX * V), C, out, prm);
+    unsigned int* const counter = fused.counters + static_cast<int64_t>(q2) * tiles_x.d + tile_x;
+    if (last_of_group(counter, tiles_y.d)) {
+      const int64_t cb = tile_x * TX * V, b0 = static_cast<int64_t>(q2) * TB;
+      finish_columns_call<Op>(partials, tiles_y.d, fused, counter, b0, static_cast<int>(B - b0 < TB ? B - b0 : TB), cb,
+                              static_cast<int>(C - cb < TX * V ? C - cb : TX * V), C, out, prm);
+    }
   }
 }
 

@@ -80,6 +80,7 @@ namespace rk {
   X(ExactColumnsTail, "exact_columns_tail", "exact CUDA columns paths (float32, bfloat16, float16 over a strided run, read in place): a thread's rows after its last whole group of loads (8 or 16 rows) are not read") \
   X(ExactWarpRowsLane, "exact_warp_rows_lane", "exact CUDA short rows (a warp a row, float32 and bfloat16): the warp's bin sums leave one lane's bins out") \
   X(ExactWarpSticky, "exact_warp_sticky", "exact CUDA warp ends (warp_round_digits: a warp normalizing and rounding the digits of binned rows and of float64's chunk sums): the sticky bit of the digits below the top three is lost") \
+  X(CpuJointTailPad, "cpu_joint_tail_pad", "CPU operators' contiguous lanes of a sum-like op in AVX2 (joint_lanes): the partial last lane of a run is padded with a 1.0 first") \
   X(CpuRowsJointLane, "cpu_rows_joint_lane", "CPU operators' rows of fewer than 8 whole lanes in AVX2 (lane l of 8 rows as one block): each row's last whole lane is lost") \
   X(RowsLogicalOrder, "rows_logical_order", "the copy with the reduced dims last (as_rows: CPU, and CUDA layouts the gather step does not take) puts them in their logical order, not by stride") \
   X(ExactPoolUnit, "exact_pool_unit", "exact CUDA value-independent rows (binned, chunked, float16 counts): a unit taken from the row's pool is read one unit low (the last static unit twice, the row's last unit never)")

@@ -36,6 +36,16 @@ for _dt in ("float64", "float32", "bfloat16"):
     OUTMAP_CASES += [("mean", _dt, (64, 48, 48, 128), [0], [0, 3, 1, 2]), ("var_mean", _dt, (64, 48, 48, 128), [0], [0, 3, 1, 2]),
                      ("amax", _dt, (512, 96, 100), [1], [2, 1, 0]), ("logsumexp", _dt, (2000, 3, 700), [1], [2, 1, 0])]
 
+# --cases tail (session 48): contiguous rows whose lanes (64 bytes of values each) are not a
+# multiple of 8, of the sum-like operators: the lanes left after the AVX2 blocks, and each row's
+# partial last lane, which joint_lanes now takes as one padded block (the sweep's vector_norm
+# bfloat16 (973, 740) at 0.17x torch); rows of a multiple of 8 lanes as controls.
+TAIL_CASES = []
+for _dt, _lens in (("bfloat16", (740, 1175, 7411, 1024)), ("float32", (740, 69, 4245, 1024)), ("float64", (740, 133, 5645, 1024))):
+    for _L in _lens:
+        for _op in ("vector_norm", "mean", "sum"):
+            TAIL_CASES.append((_op, _dt, (max(1, (1 << 20) // _L), _L), [1], None))
+
 
 def case_name(c) -> str:
     op, dt, shape, dims, perm = c
@@ -76,10 +86,11 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--budget", type=float, default=0.3, help="seconds of calls per case and contender")
     ap.add_argument("--out", required=True)
-    ap.add_argument("--cases", choices=("s46", "outmap"), default="s46", help="the case list: CASES (session 46) or OUTMAP_CASES")
+    ap.add_argument("--cases", choices=("s46", "outmap", "tail"), default="s46",
+                    help="the case list: CASES (session 46), OUTMAP_CASES (47) or TAIL_CASES (48)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    cases = OUTMAP_CASES if args.cases == "outmap" else CASES
+    cases = {"s46": CASES, "outmap": OUTMAP_CASES, "tail": TAIL_CASES}[args.cases]
     if args.child:
         return child(args.child, args.budget, cases)
     os.makedirs(args.out, exist_ok=True)

@@ -548,14 +548,17 @@ RK_OPS_AVX2 int64_t joint_lanes(const In* x, int64_t n, int64_t l, int64_t l1, T
   // vector_norm of bfloat16 (973, 740) rows at 0.17x torch, 13x our sum of the same rows (the CPU
   // sweep, session 48).
   if constexpr (Form<Op>::kSum) {
-    const int64_t rest = std::min(l1 * G, n) - l * G;
-    if (rest > 0) {
+    const int64_t rest = std::min(l1 * G, n) - l * G, nl = (rest + G - 1) / G;
+    // Where one or two lanes are left, their scalar chains cost less than the copy and a block's
+    // transposes (float64 rows of 133 values, 16 lanes and a partial one: the padded block took
+    // 1.4x the time, benchmarks/results/cpu/ab_s48_tail_v1), but for the 2-norm, whose scalar
+    // lanes call libm's fma for every value.
+    if (rest > 0 && (nl >= 3 || std::is_same_v<typename Form<Op>::Map, red::MapSq>)) {
       In buf[kJoint * G];
       std::memcpy(buf, x + l * G, static_cast<size_t>(rest) * sizeof(In));
       std::memset(static_cast<void*>(buf + rest), 0, static_cast<size_t>(kJoint * G - rest) * sizeof(In));  // +0.0 in every float type
       if (RK_FAULT_IS(CpuJointTailPad)) buf[rest] = In(1.0f);  // planted: a pad that is not +0.0 (in the partial lane, if any)
       blocks<1, In, Op>(buf, out, G);
-      const int64_t nl = (rest + G - 1) / G;
       for (int64_t j = 0; j < nl; ++j) st.push(out[j]);
       l += nl;
     }

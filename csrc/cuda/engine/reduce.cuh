@@ -591,11 +591,10 @@ __device__ __noinline__ void finish_row_call(const typename Op::Acc* partials, i
 // in a block of under a warp) take chunks of f.g partials and combine them by shuffles. That is
 // the perfect pairwise tree over pow2ceil(P) leaves which pairwise_finish_kernel builds with its
 // own W and g (chunks are aligned subtrees, the group tree combines them in index order): the
-// same combines, the same bits.
+// same combines, the same bits. The caller took the group's ticket (last_of_group, inline: a
+// call's by-value arguments, Outs with its map among them, are copied to local memory in every
+// thread that makes it, so only the last block calls).
 template <class Op, class Out0, class Out1>
-// The caller took the group's ticket (last_of_group, inline: a call's by-value arguments, Outs
-// with its map among them, are copied to local memory in every thread that makes it, so only the
-// last block calls).
 __device__ __noinline__ void finish_columns_call(const typename Op::Acc* partials, int64_t P, FusedFinish f, unsigned int* counter,
                                                  int64_t b0, int nb, int64_t c0, int nc, int64_t C, Outs<Out0, Out1> out, red::Params prm) {
   const int64_t used = RK_FAULT_IS(FusedFinishDropLast) ? P - 1 : P;  // planted: the last row tile's partial is lost

@@ -286,9 +286,12 @@ sys.path.insert(0, sys.argv[1])
 from test_invariants import _all_ops, ALL_DTYPES
 out = {}
 for dt in ALL_DTYPES:
-    # (37, 45) and (19, 64): rows of fewer than 8 whole lanes, 8 rows a block (and rows left over)
+    # (37, 45) and (19, 64): rows of fewer than 8 whole lanes, 8 rows a block (and rows left over);
+    # (9, 740), (13, 133), (6, 4245): the lanes a row leaves after its blocks of 8 (bfloat16 7 and a
+    # partial one, float64 4; float64 a partial one only; float32 1 and a partial one), which the
+    # sum-like operators take as one padded block from 3 lanes up, the 2-norm always (session 48)
     for shape, dim in [((5, 70001), 1), ((70001, 5), 0), ((131077,), None), ((3, 33, 17), 1), ((2, 3, 65539), (0, 2)), ((37, 45), 1),
-                       ((19, 64), 1)]:
+                       ((19, 64), 1), ((9, 740), 1), ((13, 133), 1), ((6, 4245), 1)]:
         g = torch.Generator().manual_seed(7)
         x = torch.randn(shape, generator=g, dtype=torch.float64) * 3 + 0.5
         x = (x > 0) if dt == torch.bool else (x * 1e3).to(dt) if not dt.is_floating_point else x.to(dt)

@@ -780,7 +780,9 @@ __device__ __forceinline__ typename Op::Acc gather_lane(const In* __restrict__ x
 // one-lane form otherwise (its shape, its block tree and split rows' partials): the bits of a rows
 // step over a copy with the reduced dims last in that order, which is what the CPU computes.
 // span: the input's elements (its bytes bound the realigned loads).
-template <class In, class Op, class Out0, class Out1>
+// kFused: split rows finished by each row's last block (FusedFinish); a separate instantiation, as
+// the rows kernel's, since a kernel that holds the finish call takes the call's registers too.
+template <class In, class Op, class Out0, class Out1, bool kFused = false>
 __global__ void __launch_bounds__(kThreads)
     gather_rows_kernel(const In* __restrict__ x, Gather g, int64_t span, int W, int64_t nseg, Outs<Out0, Out1> out,
                        typename Op::Acc* __restrict__ partials, red::Params prm, FusedFinish fused) {
@@ -801,8 +803,10 @@ __global__ void __launch_bounds__(kThreads)
   allow_dependent_launch();
   acc = block_tree<Op>(acc, W, smem);
   rows_store<Op>(pos, K, W, nseg, acc, out, partials, prm);
-  if (fused.counters && nseg > 1 && last_of_group(fused.counters + pos.row, static_cast<unsigned>(nseg)))
-    finish_row_call<Op>(partials, pos.row, nseg, fused, out, prm, smem);
+  if constexpr (kFused) {
+    if (nseg > 1 && last_of_group(fused.counters + pos.row, static_cast<unsigned>(nseg)))
+      finish_row_call<Op>(partials, pos.row, nseg, fused, out, prm, smem);
+  }
 }
 
 // The element types' bits, for copies that do not look at values.
@@ -840,7 +844,8 @@ inline constexpr int kStageRuns = kThreads * 64 / kGatherStagedMinRunBytes + 2;
 // and a shared store (the first version split every value's digits through gather_offset: about
 // 100 instructions a value, slower than the copy it replaced; NOTES.md, session 44).
 // runs_div: a Divider of the runs in a row (g.N / run) when nseg == 1 (a block's rows are whole).
-template <class In, class Op, class Out0, class Out1>
+// kFused: as gather_rows_kernel's.
+template <class In, class Op, class Out0, class Out1, bool kFused = false>
 __global__ void __launch_bounds__(kThreads)
     gather_staged_kernel(const In* __restrict__ x, Gather g, Divider runs_div, int W, int64_t nseg, Outs<Out0, Out1> out,
                          typename Op::Acc* __restrict__ partials, red::Params prm, FusedFinish fused) {
@@ -929,8 +934,10 @@ __global__ void __launch_bounds__(kThreads)
   allow_dependent_launch();
   acc = block_tree<Op>(acc, W, smem);
   rows_store<Op>(pos, K, W, nseg, acc, out, partials, prm);
-  if (fused.counters && nseg > 1 && last_of_group(fused.counters + pos.row, static_cast<unsigned>(nseg)))
-    finish_row_call<Op>(partials, pos.row, nseg, fused, out, prm, smem);
+  if constexpr (kFused) {
+    if (nseg > 1 && last_of_group(fused.counters + pos.row, static_cast<unsigned>(nseg)))
+      finish_row_call<Op>(partials, pos.row, nseg, fused, out, prm, smem);
+  }
 }
 
 // One lane of `rows` (<= G) rows of V = kColumnWidth<In, L> columns at p (row stride C, first row
@@ -1073,7 +1080,11 @@ __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[kColumnWidth
 // kept run; a lane inside one run of the innermost reduced dim is G rows at its stride, one that
 // crosses into the next run is read in pieces that continue the same accumulators: the rows of a
 // copy with the reduced dims last, in the same order.
-template <class In, class Op, class Out0, class Out1, ColumnLoads L, bool kGather = false>
+// kFused: a column tile's outputs finished by the last of its row tiles (FusedFinish); its own
+// instantiation, since the finish call's registers are the whole kernel's (session 47's single
+// kernel took 16-23 more registers in 40 of 138 float kernels, and large columns ran 1.25-1.3x
+// slower: NOTES.md, session 48).
+template <class In, class Op, class Out0, class Out1, ColumnLoads L, bool kGather = false, bool kFused = false>
 __global__ void __launch_bounds__(kThreads, 2)
     columns_kernel(const In* __restrict__ x, int64_t B, int64_t R, int64_t C, int TX, int TY, int TB, int LPT, Divider tiles_x,
                    Divider tiles_y, Outs<Out0, Out1> out, typename Op::Acc* __restrict__ partials, red::Params prm, Gather g,
@@ -1186,12 +1197,14 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
   }
   // The column tile's outputs, from the last of its row tiles (group q2 * tiles_x + tile_x).
-  if (fused.counters && tiles_y.d > 1) {
-    unsigned int* const counter = fused.counters + static_cast<int64_t>(q2) * tiles_x.d + tile_x;
-    if (last_of_group(counter, tiles_y.d)) {
-      const int64_t cb = tile_x * TX * V, b0 = static_cast<int64_t>(q2) * TB;
-      finish_columns_call<Op>(partials, tiles_y.d, fused, counter, b0, static_cast<int>(B - b0 < TB ? B - b0 : TB), cb,
-                              static_cast<int>(C - cb < TX * V ? C - cb : TX * V), C, out, prm);
+  if constexpr (kFused) {
+    if (tiles_y.d > 1) {
+      unsigned int* const counter = fused.counters + static_cast<int64_t>(q2) * tiles_x.d + tile_x;
+      if (last_of_group(counter, tiles_y.d)) {
+        const int64_t cb = tile_x * TX * V, b0 = static_cast<int64_t>(q2) * TB;
+        finish_columns_call<Op>(partials, tiles_y.d, fused, counter, b0, static_cast<int>(B - b0 < TB ? B - b0 : TB), cb,
+                                static_cast<int>(C - cb < TX * V ? C - cb : TX * V), C, out, prm);
+      }
     }
   }
 }
@@ -1330,10 +1343,14 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
                               Divider::of(static_cast<uint32_t>(s.tiles_x)), Divider::of(static_cast<uint32_t>(s.tiles_y)), out, partials, prm, gather, span,
                               fused);
     };
+    auto pick = [&](auto form) {  // the fused instantiation where the step finishes in its kernel
+      constexpr ColumnLoads kL = decltype(form)::value;
+      return fused.counters ? go(columns_kernel<In, Op, Out0, Out1, kL, kG, true>) : go(columns_kernel<In, Op, Out0, Out1, kL, kG, false>);
+    };
     switch (s.loads) {  // every form named: a new one fails to compile here (-Werror=switch, setup.py)
-      case ColumnLoads::Vectors: return go(columns_kernel<In, Op, Out0, Out1, ColumnLoads::Vectors, kG>);
-      case ColumnLoads::Realigned: return go(columns_kernel<In, Op, Out0, Out1, ColumnLoads::Realigned, kG>);
-      case ColumnLoads::Scalar: return go(columns_kernel<In, Op, Out0, Out1, ColumnLoads::Scalar, kG>);
+      case ColumnLoads::Vectors: return pick(std::integral_constant<ColumnLoads, ColumnLoads::Vectors>{});
+      case ColumnLoads::Realigned: return pick(std::integral_constant<ColumnLoads, ColumnLoads::Realigned>{});
+      case ColumnLoads::Scalar: return pick(std::integral_constant<ColumnLoads, ColumnLoads::Scalar>{});
     }
     return cudaErrorInvalidValue;
   };
@@ -1354,12 +1371,17 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
       const int64_t run = gather.rsize[gather.nr - 1].d;
       if (gather.rstride[gather.nr - 1] != 1) return cudaErrorInvalidValue;
       if (gather_staged(run, static_cast<int>(sizeof(In)), o)) {
-        e = launch_maybe_pdl(gather_staged_kernel<In, Op, Out0, Out1>, grid, block, stream, pdl, x, gather,
-                             Divider::of(static_cast<uint32_t>(s.nseg > 1 ? 1 : extent / run)), s.W, s.nseg, out, partials, prm, fused);
+        const Divider runs = Divider::of(static_cast<uint32_t>(s.nseg > 1 ? 1 : extent / run));
+        e = fused.counters ? launch_maybe_pdl(gather_staged_kernel<In, Op, Out0, Out1, true>, grid, block, stream, pdl, x, gather, runs, s.W,
+                                              s.nseg, out, partials, prm, fused)
+                           : launch_maybe_pdl(gather_staged_kernel<In, Op, Out0, Out1, false>, grid, block, stream, pdl, x, gather, runs, s.W,
+                                              s.nseg, out, partials, prm, fused);
       } else {
         if (run < G) return cudaErrorInvalidValue;
-        e = launch_maybe_pdl(gather_rows_kernel<In, Op, Out0, Out1>, grid, block, stream, pdl, x, gather, span, s.W, s.nseg, out,
-                             partials, prm, fused);
+        e = fused.counters ? launch_maybe_pdl(gather_rows_kernel<In, Op, Out0, Out1, true>, grid, block, stream, pdl, x, gather, span, s.W,
+                                              s.nseg, out, partials, prm, fused)
+                           : launch_maybe_pdl(gather_rows_kernel<In, Op, Out0, Out1, false>, grid, block, stream, pdl, x, gather, span, s.W,
+                                              s.nseg, out, partials, prm, fused);
       }
     }
   } else if (kind == StepKind::Rows) {

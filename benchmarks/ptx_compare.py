@@ -4,7 +4,7 @@ counts differ listed with the opcodes that moved. A change meant to leave the GP
 is (a refactor, an explicit fma where nvcc contracted) shows no differing kernel; one that moves an
 fma shows it in `fma.rn.*` against `mul.*` and `add.*`.
 
-    nvcc ... -ptx csrc/cuda/engine/family_moments.cu -o before.ptx   # the build's flags, sm_90
+    nvcc ... -ptx csrc/cuda/engine/parts/moments_f64.cu -o before.ptx   # the build's flags, sm_90
     python benchmarks/ptx_compare.py before.ptx after.ptx
 """
 from __future__ import annotations

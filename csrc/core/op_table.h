@@ -25,8 +25,16 @@ enum class Empty : int { Zero, One, NaN, NegInf, Error };
 enum class Result : int { Input, LongIfIntegral, Truth, Long, DefaultIfIntegral, RealValue };
 // The gradient: None (not differentiable), or which formula of torch/library.cpp's backward.
 enum class Grad : int { None, Sum, Mean, NanSum, NanMean, Extreme, Moments, LogSumExp, ViaTorch };
-// The CUDA file that compiles the op's kernels (cuda/engine/ops_<family>.cu, compiled in parallel).
-enum class Family : int { Sums, Moments, Norms, Extrema, Logic, Count };
+// The CUDA files that compile the op's kernels: cuda/engine/family_<family>.cu dispatches, and
+// cuda/engine/parts/<family>_<part>.cu compile one part of the input dtypes each, in parallel
+// (cuda/engine/family.cuh).
+#define RK_FAMILIES(X) X(Sums) X(Moments) X(Norms) X(Extrema) X(Logic)
+enum class Family : int {
+#define RK_FAMILY_ENUM(f) f,
+  RK_FAMILIES(RK_FAMILY_ENUM)
+#undef RK_FAMILY_ENUM
+      Count
+};
 
 // X(id, name, public name, outputs, float_only, takes_dtype, empty, result, grad, family, gallery)
 //   outputs      1, or 2 (var_mean/std_mean: (var or std, mean); aminmax: (min, max))

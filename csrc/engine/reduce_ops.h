@@ -328,7 +328,7 @@ struct MapReduce {
   RK_HD static Acc identity() { return M::template identity<A>(); }
   RK_HD static Acc enter(Acc a, T v, int64_t, const Params& p) {
     if constexpr (std::is_same_v<M, SumM> && std::is_same_v<Map, MapSq> && std::is_floating_point_v<A>) {
-      // a + x * x, which nvcc fuses into one fma in every kernel (family_norms.cu's PTX: no mul.f64
+      // a + x * x, which nvcc fuses into one fma in every kernel (the Norms family's PTX: no mul.f64
       // in a kernel of vector_norm's ord 2, session 45); the CPU fuses it too (m_fused), or
       // float64's 2-norms differ in their last bits (issue 21, item 2).
       const A x = static_cast<A>(v);

@@ -1,5 +1,6 @@
-// What the operator families (family_*.cu, one per core/op_table.h family, compiled in parallel)
-// share: one engine step of an operator with its output types, and the family's dispatch.
+// What the operator families (family_*.cu, one per core/op_table.h family, their kernels compiled in
+// parallel by parts, parts/*.cu) share: one engine step of an operator with its output types, and
+// the family's dispatch.
 #pragma once
 
 #include "cuda/launchers.h"
@@ -51,8 +52,8 @@ cudaError_t run_impl(const OpStep& a, size_t* ws) {
   return run<In, typename I::Op, typename I::Out0, typename I::Out1>(a, ws);
 }
 
-// One family's operators (core/op_table.h's family column) on the input dtype: each family_*.cu
-// compiles its own rows only, with the struct and output types of engine/op_impl.h.
+// One family's operators (core/op_table.h's family column) on the input dtype: each family's parts
+// compile its own rows only, with the struct and output types of engine/op_impl.h.
 template <red::Family Fam, class In>
 cudaError_t run_family_in(const OpStep& a, size_t* ws) {
   return red::for_op(
@@ -68,12 +69,65 @@ cudaError_t run_family_in(const OpStep& a, size_t* ws) {
       [] { return cudaErrorInvalidValue; });
 }
 
+// The input dtypes' parts. A family's kernels compile in one file per part, parts/<family>_<part>.cu
+// (one line, RK_FAMILY_PART), all in parallel, so that the build's longest file is one part of one
+// family: whole families took up to 508 s of nvcc each (Extrema; session 49, NOTES.md), and with the
+// fused finish's own instantiations one device call could not build them. Every (family, part)
+// is extern below; .ci/check_parts.py fails on a missing part file, since a missing instantiation
+// is otherwise an undefined symbol found only when a GPU machine imports the library.
+// X(family, part) for each part.
+#define RK_FAMILY_PARTS(X, fam) X(fam, F32) X(fam, F64) X(fam, F16) X(fam, Narrow) X(fam, Wide)
+enum class Part : int {
+#define RK_PART_ENUM(fam, part) part,
+  RK_FAMILY_PARTS(RK_PART_ENUM, _)
+#undef RK_PART_ENUM
+};
+
+// Each input type's part: the 16-bit floats together, integers and bool by width.
+template <class In>
+constexpr Part part_of() {
+  if constexpr (std::is_same_v<In, float>) {
+    return Part::F32;
+  } else if constexpr (std::is_same_v<In, double>) {
+    return Part::F64;
+  } else if constexpr (kHalfLike<In>) {
+    return Part::F16;
+  } else {
+    static_assert(std::is_integral_v<In>, "an input type in no part");
+    return sizeof(In) == 1 ? Part::Narrow : Part::Wide;
+  }
+}
+
+// The family's operators on the input dtypes of part P (another part's dtype: cudaErrorInvalidValue).
 // (A function per input type rather than a lambda nested in the dtype lambda: g++ as nvcc's host
 // compiler took the outer lambda's `decltype(t)` for a reference inside the inner one.)
+template <red::Family Fam, Part P>
+cudaError_t run_family_part(const OpStep& a, size_t* ws) {
+  return dispatch_cuda(a.in_dtype, [&](auto t) -> cudaError_t {
+    using In = typename decltype(t)::T;
+    if constexpr (part_of<In>() == P) {
+      return run_family_in<Fam, In>(a, ws);
+    } else {
+      return cudaErrorInvalidValue;
+    }
+  });
+}
+
+#define RK_PART_EXTERN(fam, part) extern template cudaError_t run_family_part<red::Family::fam, Part::part>(const OpStep&, size_t*);
+#define RK_FAMILY_EXTERN(fam) RK_FAMILY_PARTS(RK_PART_EXTERN, fam)
+RK_FAMILIES(RK_FAMILY_EXTERN)
+#undef RK_FAMILY_EXTERN
+#undef RK_PART_EXTERN
+
+// The family's step: its input dtype's part, compiled in that part's file.
 template <red::Family Fam>
 cudaError_t run_family(const OpStep& a, size_t* ws) {
-  return dispatch_cuda(a.in_dtype, [&](auto t) -> cudaError_t { return run_family_in<Fam, typename decltype(t)::T>(a, ws); });
+  return dispatch_cuda(a.in_dtype, [&](auto t) -> cudaError_t { return run_family_part<Fam, part_of<typename decltype(t)::T>()>(a, ws); });
 }
 
 }  // namespace fam
 }  // namespace rk
+
+// The body of parts/<family>_<part>.cu: that part's instantiation.
+#define RK_FAMILY_PART(family, part) \
+  template cudaError_t rk::fam::run_family_part<rk::red::Family::family, rk::fam::Part::part>(const rk::OpStep&, size_t*);

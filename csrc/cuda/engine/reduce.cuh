@@ -1,5 +1,6 @@
 // The engine's kernels, templated on an operator (engine/reduce_ops.h): the same row, column and
-// pairwise-finish kernels serve every reduction, sum included (family_*.cu, one per op family).
+// pairwise-finish kernels serve every reduction, sum included (family_*.cu, one per op family, its
+// kernels compiled by input-dtype parts in parts/*.cu).
 //
 // Why these kernels: torch's reductions over dims reach 12-66% of the H200's read ceiling on
 // common shapes (a block per row for short rows, no 16-byte loads for bfloat16, columns read with

@@ -66,7 +66,8 @@ assert r._C.cuda_built, 'extension built without CUDA'; assert r._C.fault == 'no
       >>"$OUT/res/build.log" 2>&1 || rc=$?
   fi
   verdict "build ($(( $(date +%s) - start )) s)" $rc
-  grep -i -E "spill|warning" "$OUT/res/build.log" | sort | uniq -c | head -20 >>"$OUT/summary.txt"
+  # ptxas spill warnings, by function (not the command lines, whose -Xptxas=-warn-spills matched a plain "spill")
+  grep -E "ptxas warning|warning:" "$OUT/res/build.log" | sort | uniq -c | sort -rn | head -20 >>"$OUT/summary.txt"
   [ $rc = 0 ] || { tail -40 "$OUT/res/build.log"; finish; }
 fi
 if has rfa; then

@@ -526,7 +526,7 @@ SWEEP_BEFORE = "benchmarks/results/h200/sweep_a31b004/sweep_cuda.json"
 SWEEP_LATER = "benchmarks/results/h100/sweep/sweep_cuda.json"  # later code, measured only on an H100
 SWEEP_LATER_BEFORE = "benchmarks/results/h100/sweep_before_s47/sweep_cuda.json"  # the same card type, session 46's final code
 SWEEP_LATER_BEFORE_WHAT = ("before split steps finished in their own kernel and permuted results were written in place "
-                           "(sessions 47 and 48: one launch where there were two)")
+                           "(sessions 47-49: one launch where there were two)")
 SWEEP_CPU = "benchmarks/results/cpu/sweep_cpu.json"
 SWEEP_CPU_BEFORE = "benchmarks/results/cpu/sweep_cpu_before_s38/sweep_cpu.json"  # before the operators' vector rows (session 38)
 

@@ -66,6 +66,8 @@ assert r._C.cuda_built, 'extension built without CUDA'; assert r._C.fault == 'no
       >>"$OUT/res/build.log" 2>&1 || rc=$?
   fi
   verdict "build ($(( $(date +%s) - start )) s)" $rc
+  # ninja's start and end of each job (ms), for the build's critical path
+  cp build/temp.*/.ninja_log "$OUT/res/ninja_log.txt" 2>/dev/null
   # ptxas spill warnings, by function (not the command lines, whose -Xptxas=-warn-spills matched a plain "spill")
   grep -E "ptxas warning|warning:" "$OUT/res/build.log" | sort | uniq -c | sort -rn | head -20 >>"$OUT/summary.txt"
   [ $rc = 0 ] || { tail -40 "$OUT/res/build.log"; finish; }

@@ -58,7 +58,7 @@ def test_every_family_part_has_its_file():
 
 @pytest.mark.parametrize("change,expect", [
     ("remove extrema_wide.cu", "missing: cuda/engine/parts/extrema_wide.cu"),
-    ("rename sums_f16.cu sums_half.cu", "stray: cuda/engine/parts/sums_half.cu"),
+    ("rename sums_half.cu sums_float16.cu", "stray: cuda/engine/parts/sums_float16.cu"),
     ("write moments_f64.cu RK_FAMILY_PART(Moments, F32)", "does not say RK_FAMILY_PART(Moments, F64)"),
 ])
 def test_parts_check_bites(tmp_path, change, expect):

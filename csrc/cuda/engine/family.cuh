@@ -71,30 +71,37 @@ cudaError_t run_family_in(const OpStep& a, size_t* ws) {
 
 // The input dtypes' parts. A family's kernels compile in one file per part, parts/<family>_<part>.cu
 // (one line, RK_FAMILY_PART), all in parallel, so that the build's longest file is one part of one
-// family: whole families took up to 508 s of nvcc each (Extrema; session 49, NOTES.md), and with the
-// fused finish's own instantiations one device call could not build them. Every (family, part)
-// is extern below; .ci/check_parts.py fails on a missing part file, since a missing instantiation
-// is otherwise an undefined symbol found only when a GPU machine imports the library.
+// family: whole families took up to 508 s of nvcc each (Extrema), and with the fused finish's own
+// instantiations one device call could not build them (NOTES.md, session 49). Parts by the dtypes'
+// cost (nvcc here, one core): float16 and bfloat16 apart (the Norms family on both took 422 s) as
+// are bool and the bytes (Extrema on the three: 249 s). Listed heaviest first: setup.py starts the
+// build's jobs in this order. Every (family, part) is extern below; .ci/check_parts.py fails on a
+// missing part file, since a missing instantiation is otherwise an undefined symbol found only when
+// a GPU machine imports the library.
 // X(family, part) for each part.
-#define RK_FAMILY_PARTS(X, fam) X(fam, F32) X(fam, F64) X(fam, F16) X(fam, Narrow) X(fam, Wide)
+#define RK_FAMILY_PARTS(X, fam) X(fam, Half) X(fam, BFloat16) X(fam, Byte) X(fam, Bool) X(fam, Wide) X(fam, F32) X(fam, F64)
 enum class Part : int {
 #define RK_PART_ENUM(fam, part) part,
   RK_FAMILY_PARTS(RK_PART_ENUM, _)
 #undef RK_PART_ENUM
 };
 
-// Each input type's part: the 16-bit floats together, integers and bool by width.
+// Each input type's part.
 template <class In>
 constexpr Part part_of() {
   if constexpr (std::is_same_v<In, float>) {
     return Part::F32;
   } else if constexpr (std::is_same_v<In, double>) {
     return Part::F64;
-  } else if constexpr (kHalfLike<In>) {
-    return Part::F16;
+  } else if constexpr (std::is_same_v<In, __half>) {
+    return Part::Half;
+  } else if constexpr (std::is_same_v<In, __nv_bfloat16>) {
+    return Part::BFloat16;
+  } else if constexpr (std::is_same_v<In, bool>) {
+    return Part::Bool;
   } else {
     static_assert(std::is_integral_v<In>, "an input type in no part");
-    return sizeof(In) == 1 ? Part::Narrow : Part::Wide;
+    return sizeof(In) == 1 ? Part::Byte : Part::Wide;
   }
 }
 

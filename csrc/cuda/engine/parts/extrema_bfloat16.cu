@@ -1,0 +1,4 @@
+// The Extrema family's kernels on bfloat16 input (family.cuh: the parts).
+#include "cuda/engine/family.cuh"
+
+RK_FAMILY_PART(Extrema, BFloat16)

@@ -1,4 +1,0 @@
-// The Extrema family's kernels on bool, uint8 and int8 input (family.cuh: the parts).
-#include "cuda/engine/family.cuh"
-
-RK_FAMILY_PART(Extrema, Narrow)

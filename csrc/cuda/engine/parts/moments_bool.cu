@@ -1,0 +1,6 @@
+// The Moments family on bool input: no kernels (the family reads float inputs only; integers are
+// cast first), only the part's dispatch, which answers cudaErrorInvalidValue (family.cuh: the
+// parts).
+#include "cuda/engine/family.cuh"
+
+RK_FAMILY_PART(Moments, Bool)

@@ -1,5 +1,0 @@
-// The Moments family on narrow integer input: no kernels (the family reads float inputs only; integers are
-// cast first), only the part's dispatch, which answers cudaErrorInvalidValue (family.cuh: the parts).
-#include "cuda/engine/family.cuh"
-
-RK_FAMILY_PART(Moments, Narrow)

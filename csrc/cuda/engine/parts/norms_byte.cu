@@ -1,0 +1,6 @@
+// The Norms family on uint8 and int8 input: no kernels (the family reads float inputs only;
+// integers are cast first), only the part's dispatch, which answers cudaErrorInvalidValue
+// (family.cuh: the parts).
+#include "cuda/engine/family.cuh"
+
+RK_FAMILY_PART(Norms, Byte)

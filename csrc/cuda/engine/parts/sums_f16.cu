@@ -1,4 +1,0 @@
-// The Sums family's kernels on float16 and bfloat16 input (family.cuh: the parts).
-#include "cuda/engine/family.cuh"
-
-RK_FAMILY_PART(Sums, F16)

@@ -34,14 +34,6 @@ def with_cuda() -> bool:
     return torch.version.cuda is not None and CUDA_HOME is not None
 
 
-def family_part_order() -> list[str]:
-    """The engine's dtype parts in csrc/cuda/engine/family.cuh's RK_FAMILY_PARTS order, lower case
-    as in the part files' names (parts/<family>_<part>.cu)."""
-    with open(os.path.join(ROOT, "csrc", "cuda", "engine", "family.cuh")) as f:
-        m = re.search(r"^#define RK_FAMILY_PARTS\(X, fam\)(.*)$", f.read(), flags=re.M)
-    return [p.lower() for p in re.findall(r"X\(fam, (\w+)\)", m.group(1))] if m else []
-
-
 def fault_define() -> list[str]:
     """-DRK_FAULT=<index> for REDUCEKIT_FAULT=<name>, checked against csrc/core/faults.h."""
     name = os.environ.get("REDUCEKIT_FAULT", "none") or "none"
@@ -72,20 +64,7 @@ def extension():
     if not with_cuda():
         return CppExtension("reducekit._C", CPU_SOURCES, include_dirs=include_dirs,
                             extra_compile_args={"cxx": cxx}, extra_link_args=openmp)
-    # Ninja starts jobs in this order, and the build lasts until the last job finishes (a 422 s part
-    # started 45th of 49 made a 495 s build; NOTES.md, session 49). So the heaviest first: the CPU
-    # operators' file (231 s of g++ here), then the engine's parts in family.cuh's RK_FAMILY_PARTS
-    # order (heaviest first), then the other CUDA files and the other C++.
-    order = family_part_order()
-
-    def heavy_first(path: str):
-        stem = os.path.basename(path)[:-3]
-        part = stem.split("_", 1)[1] if "/parts/" in path.replace(os.sep, "/") and "_" in stem else None
-        return (0, order.index(part), path) if part in order else (1, 0, path)
-
-    cu = sorted(glob.glob("csrc/cuda/**/*.cu", recursive=True), key=heavy_first)
-    heavy_cpp = ["csrc/cpu/reduce_cpu.cpp"]
-    sources = heavy_cpp + cu + ["csrc/cuda/launch.cpp", "csrc/torch/cuda_backend.cpp"] + [c for c in CPU_SOURCES if c not in heavy_cpp]
+    sources = CPU_SOURCES + ["csrc/torch/cuda_backend.cpp", "csrc/cuda/launch.cpp"] + sorted(glob.glob("csrc/cuda/**/*.cu", recursive=True))
     # -Werror=switch: a switch over one of our enums that forgets a value fails to compile.
     nvcc = ["-O3", "-lineinfo", "-Xptxas=-warn-spills", "-Xcompiler=-Werror=switch"] + fault
     return CUDAExtension(

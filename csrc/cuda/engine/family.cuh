@@ -74,12 +74,11 @@ cudaError_t run_family_in(const OpStep& a, size_t* ws) {
 // family: whole families took up to 508 s of nvcc each (Extrema), and with the fused finish's own
 // instantiations one device call could not build them (NOTES.md, session 49). Parts by the dtypes'
 // cost (nvcc here, one core): float16 and bfloat16 apart (the Norms family on both took 422 s) as
-// are bool and the bytes (Extrema on the three: 249 s). Listed heaviest first: setup.py starts the
-// build's jobs in this order. Every (family, part) is extern below; .ci/check_parts.py fails on a
-// missing part file, since a missing instantiation is otherwise an undefined symbol found only when
-// a GPU machine imports the library.
+// are bool and the bytes (Extrema on the three: 249 s). Every (family, part) is extern below;
+// .ci/check_parts.py fails on a missing part file, since a missing instantiation is otherwise an
+// undefined symbol found only when a GPU machine imports the library.
 // X(family, part) for each part.
-#define RK_FAMILY_PARTS(X, fam) X(fam, Half) X(fam, BFloat16) X(fam, Byte) X(fam, Bool) X(fam, Wide) X(fam, F32) X(fam, F64)
+#define RK_FAMILY_PARTS(X, fam) X(fam, F32) X(fam, F64) X(fam, Half) X(fam, BFloat16) X(fam, Bool) X(fam, Byte) X(fam, Wide)
 enum class Part : int {
 #define RK_PART_ENUM(fam, part) part,
   RK_FAMILY_PARTS(RK_PART_ENUM, _)

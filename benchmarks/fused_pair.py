@@ -33,6 +33,10 @@ CASE_SETS = {
         ("var_mean", "float64", [1 << 21], [0]),
         ("sum", "float64", [3265329], [0]),
     ],
+    # One split row of float64 sum from one wave of blocks to many: where the last-block finish
+    # starts to cost more than a second launch.
+    "waves": [("sum", "float64", [n], [0]) for n in (1 << 16, 1 << 17, 1 << 18, 1 << 19, 1 << 20, 1 << 21, 1 << 22)]
+    + [("sum", "float32", [n], [0]) for n in (1 << 18, 1 << 20, 1 << 22)],
 }
 
 

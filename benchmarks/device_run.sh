@@ -18,7 +18,8 @@
 # (bench_misaligned.py into $OUT/res/misaligned), exact (bench_exact.py into
 # $OUT/res/h200), ops (bench_ops.py into $OUT/res/h200), sweep (benchmarks/sweep.py on the GPU into
 # $OUT/res/$SWEEP_DIR (default sweep); SWEEP_CASES, SWEEP_TIMEOUT, SWEEP_ARGS), host_cost (benchmarks/host_cost.py:
-# where eager calls' host time goes; HOST_COST_SWEEP, HOST_COST_WORST), notebook (benchmarks/notebooks/tour.ipynb
+# where eager calls' host time goes; HOST_COST_SWEEP, HOST_COST_WORST), fused_pair (benchmarks/fused_pair.py:
+# named cases with the one-launch and the two-launch finish; FUSED_PAIR_CASES), notebook (benchmarks/notebooks/tour.ipynb
 # executed into $OUT/res/tour.ipynb; nbclient, nbformat and ipykernel installed offline from
 # .whl/notebook/ when missing), distributed (tests/test_distributed.py with NCCL at world size 1 and
 # benchmarks/bench_distributed.py into $OUT/res/h200), distributed2 (the same tests on 2 GPUs and
@@ -249,6 +250,12 @@ if has sweep; then
   rc=${PIPESTATUS[0]}
   [ $rc = 124 ] && [ -f "$OUT/res/${SWEEP_DIR:-sweep}/sweep_cuda.json" ] && log "sweep: stopped by its time limit (partial results written)" && rc=0
   verdict sweep $rc
+fi
+if has fused_pair; then
+  log "one-launch against two-launch finish on named cases (benchmarks/fused_pair.py; FUSED_PAIR_CASES)"
+  timeout ${FUSED_PAIR_TIMEOUT:-120} python3 benchmarks/fused_pair.py --cases ${FUSED_PAIR_CASES:-welford} \
+    --out "$OUT/res/fused_pair_${FUSED_PAIR_CASES:-welford}" 2>&1 | tee "$OUT/res/fused_pair.log" | tail -12
+  verdict fused_pair "${PIPESTATUS[0]}"
 fi
 if has host_cost; then
   log "host cost of eager calls (benchmarks/host_cost.py: the sweep's cases whose eager ratio trails the graph ratio)"

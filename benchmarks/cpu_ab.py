@@ -46,6 +46,9 @@ for _dt, _lens in (("bfloat16", (740, 1175, 7411, 1024)), ("float32", (740, 69, 
         for _op in ("vector_norm", "mean", "sum"):
             TAIL_CASES.append((_op, _dt, (max(1, (1 << 20) // _L), _L), [1], None))
 
+# --cases: CASES (session 46), OUTMAP_CASES (47) or TAIL_CASES (48).
+CASE_LISTS = {"s46": CASES, "outmap": OUTMAP_CASES, "tail": TAIL_CASES}
+
 
 def case_name(c) -> str:
     op, dt, shape, dims, perm = c
@@ -86,11 +89,11 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--budget", type=float, default=0.3, help="seconds of calls per case and contender")
     ap.add_argument("--out", required=True)
-    ap.add_argument("--cases", choices=("s46", "outmap", "tail"), default="s46",
+    ap.add_argument("--cases", choices=tuple(CASE_LISTS), default="s46",
                     help="the case list: CASES (session 46), OUTMAP_CASES (47) or TAIL_CASES (48)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    cases = {"s46": CASES, "outmap": OUTMAP_CASES, "tail": TAIL_CASES}[args.cases]
+    cases = CASE_LISTS[args.cases]
     if args.child:
         return child(args.child, args.budget, cases)
     os.makedirs(args.out, exist_ok=True)

@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reducekit  # noqa: E402
 from sweep import calls, cuda_timers, make  # noqa: E402
+from tune_columns import same_results  # noqa: E402  (the tests' bitwise equality over one or two outputs)
 
 # Single split rows of at most 64 MiB (the fused rows kernel) of the operators whose fused kernel
 # took more registers than the plain one (ptxas, session 49), and controls whose registers are equal.
@@ -38,14 +39,6 @@ CASE_SETS = {
     "waves": [("sum", "float64", [n], [0]) for n in (1 << 16, 1 << 17, 1 << 18, 1 << 19, 1 << 20, 1 << 21, 1 << 22)]
     + [("sum", "float32", [n], [0]) for n in (1 << 18, 1 << 20, 1 << 22)],
 }
-
-
-def same_bits(a, b) -> bool:
-    if isinstance(a, (tuple, list)):
-        return all(same_bits(u, v) for u, v in zip(a, b))
-    if a.dtype != b.dtype or a.shape != b.shape:
-        return False
-    return torch.equal(a.reshape(-1).contiguous().view(torch.uint8), b.reshape(-1).contiguous().view(torch.uint8))
 
 
 def main():
@@ -72,7 +65,7 @@ def main():
         r["two_graph_us"], r["two_eager_us"] = graph(ours), eager(ours)
         reducekit._C._dims_fused_finish(True)
         r["torch_graph_us"] = graph(theirs)
-        r["same_bits"] = same_bits(fused_out, two_out)
+        r["same_bits"] = same_results(fused_out, two_out)
         rows.append(r)
         print(f"{op} {dtype} {shape} {dims}: fused {r['fused_graph_us']:.2f} / two {r['two_graph_us']:.2f} us (graph), "
               f"eager {r['fused_eager_us']:.2f} / {r['two_eager_us']:.2f}, torch {r['torch_graph_us']:.2f}, same bits {r['same_bits']}", flush=True)

@@ -433,8 +433,8 @@ def test_sweep_distribution_is_the_documented_one():
 
 
 def test_fused_pair_compares_bits():
-    """benchmarks/fused_pair.py's check that the one-launch and two-launch finishes agree compares
-    bits: -0.0 is not 0.0, a NaN's payload counts, 0-dim and tuple results (var_mean) are compared
+    """benchmarks/fused_pair.py's check that the one-launch and two-launch finishes agree
+    (tune_columns.same_results over tests/helpers.same_bits) compares bits: -0.0 is not 0.0, a NaN's payload counts, 0-dim and tuple results (var_mean) are compared
     whole, and dtype or shape differences are reported."""
     import torch
     sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
@@ -445,13 +445,13 @@ def test_fused_pair_compares_bits():
     finally:
         sys.path.pop(0)
     x = torch.tensor([1.5, 0.0, 2.0])
-    assert fp.same_bits(x, x.clone()) and fp.same_bits(torch.tensor(3.0), torch.tensor(3.0))
-    assert not fp.same_bits(x, torch.tensor([1.5, -0.0, 2.0]))
+    assert fp.same_results(x, x.clone()) and fp.same_results(torch.tensor(3.0), torch.tensor(3.0))
+    assert not fp.same_results(x, torch.tensor([1.5, -0.0, 2.0]))
     nan2 = torch.tensor([float("nan")]).view(torch.int32).add(1).view(torch.float32)
-    assert not fp.same_bits(torch.tensor([float("nan")]), nan2)
-    assert not fp.same_bits(x, x.double()) and not fp.same_bits(x, x[:2])
-    assert fp.same_bits((x, torch.tensor(1)), (x.clone(), torch.tensor(1)))
-    assert not fp.same_bits((x, torch.tensor(1)), (x.clone(), torch.tensor(2)))
+    assert not fp.same_results(torch.tensor([float("nan")]), nan2)
+    assert not fp.same_results(x, x.double()) and not fp.same_results(x, x[:2])
+    assert fp.same_results((x, torch.tensor(1)), (x.clone(), torch.tensor(1)))
+    assert not fp.same_results((x, torch.tensor(1)), (x.clone(), torch.tensor(2)))
     for name, cases in fp.CASE_SETS.items():  # every named case is a case sweep.py can make and call
         for op, dtype, shape, dims in cases:
             assert op in fp.calls.__globals__["OPS"] and all(0 <= d < len(shape) for d in dims), (name, op, shape, dims)

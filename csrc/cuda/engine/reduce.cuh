@@ -453,7 +453,9 @@ __device__ __forceinline__ typename Op::Acc lane_reduce(const In* __restrict__ p
 //   kUp = 0       any LPT, one lane at a time through a register stack (held to 85 registers).
 // One lane of a batched operator on 4-byte input is held to 5 blocks per SM (48 registers): the
 // float32 Welford kernel took 54 (4 blocks) and is latency-bound (ncu), so occupancy pays more
-// than registers. Other widths keep their registers (a byte lane of 64 values would spill).
+// than registers. Other widths keep their registers (a byte lane of 64 values would spill). The
+// fused instantiation (kFused) takes the same bounds: with none it took 92 registers for that
+// kernel (2 blocks per SM) where the plain one holds 48 (NOTES.md, session 49).
 template <class In, class Op, int kUp>
 inline constexpr int kRowsMinBlocks =
     kUp == 1 ? (Op::kBatched && sizeof(In) == 4 ? 5 : 1) : (kUp == 2 ? 4 : (kUp == 4 ? 2 : 3));
@@ -646,7 +648,7 @@ __device__ __forceinline__ void rows_store(const RowsPos& p, int64_t K, int W, i
 // b*(256/W) ..., W threads per row, and writes out[row]. nseg > 1 (W == 256): block b holds
 // segment b % nseg of row b / nseg (256 * LPT lanes) and writes partials[row * nseg + segment].
 template <class In, class Op, class Out0, class Out1, int kUp, bool kFused = false>
-__global__ void __launch_bounds__(kThreads, kFused ? 1 : kRowsMinBlocks<In, Op, kUp>)
+__global__ void __launch_bounds__(kThreads, kRowsMinBlocks<In, Op, kUp>)
     rows_kernel(const In* __restrict__ x, int64_t K, int64_t L, int W, int LPT, int64_t nseg, Outs<Out0, Out1> out,
                 typename Op::Acc* __restrict__ partials, red::Params prm, FusedFinish fused) {
   using Acc = typename Op::Acc;

@@ -1300,7 +1300,8 @@ def test_fused_finish_equals_two_launches(op):
 @pytest.mark.cuda
 def test_fused_finish_is_one_launch():
     """The cases above marked so take one kernel where they took two (the finish): what the
-    one-launch finish is for. Larger steps (over 64 MiB) keep the second launch."""
+    one-launch finish is for. Larger steps (over 64 MiB), and rows split over more than 512 blocks,
+    keep the second launch."""
     checked = 0
     for i, (shape, perm, dims, fused) in enumerate(FUSED_CASES):
         if not fused:
@@ -1318,6 +1319,11 @@ def test_fused_finish_is_one_launch():
             checked += 1
     big = torch.ones(4, 2**22 + 5, device="cuda")  # 4 split rows of 16 MiB: a step past kFusedFinishBytes
     assert len(_launches(lambda: reducekit.sum(big, 1))) == 2
+    # One row of float32 amax: 2^21 values are 512 blocks of 256 lanes of 16 (kFusedRowBlocks: one
+    # launch), 2^21 + 2^16 are 528 (two).
+    at_bound, past = torch.ones(2**21, device="cuda"), torch.ones(2**21 + 2**16, device="cuda")
+    assert len(_launches(lambda: reducekit.amax(at_bound, 0))) == 1
+    assert len(_launches(lambda: reducekit.amax(past, 0))) == 2
     assert checked == 2 * sum(c[3] for c in FUSED_CASES)
 
 

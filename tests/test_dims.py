@@ -1319,11 +1319,13 @@ def test_fused_finish_is_one_launch():
             checked += 1
     big = torch.ones(4, 2**22 + 5, device="cuda")  # 4 split rows of 16 MiB: a step past kFusedFinishBytes
     assert len(_launches(lambda: reducekit.sum(big, 1))) == 2
-    # One row of float32 amax: 2^21 values are 512 blocks of 256 lanes of 16 (kFusedRowBlocks: one
-    # launch), 2^21 + 2^16 are 528 (two).
+    # Rows of float32 amax: 2^21 values are 512 blocks of 256 lanes of 16 (kFusedRowBlocks: one
+    # launch), 2^21 + 2^16 are 528 (two), and so are 4 rows of 2^19 (4 x 128) and of 2^21 (4 x 512).
     at_bound, past = torch.ones(2**21, device="cuda"), torch.ones(2**21 + 2**16, device="cuda")
     assert len(_launches(lambda: reducekit.amax(at_bound, 0))) == 1
     assert len(_launches(lambda: reducekit.amax(past, 0))) == 2
+    assert len(_launches(lambda: reducekit.amax(torch.ones(4, 2**19, device="cuda"), 1))) == 1
+    assert len(_launches(lambda: reducekit.amax(torch.ones(4, 2**21, device="cuda"), 1))) == 2
     assert checked == 2 * sum(c[3] for c in FUSED_CASES)
 
 

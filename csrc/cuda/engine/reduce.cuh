@@ -541,11 +541,13 @@ struct FusedFinish {
 // a second launch's cost; the finish kernel spreads a larger finish over many blocks).
 constexpr int64_t kFusedFinishBytes = int64_t{64} << 20;
 constexpr int64_t kFusedColumnsRounds = 2;
-// The most blocks of a rows step that take a ticket on one counter (a row's segments) for its
-// finish in the last block. Their tickets reach one address together at the kernel's end, about
-// 1.7 ns apart past 512 (H100, benchmarks/fused_pair.py --cases waves: one row of sum at 1024
-// blocks 1.17x the two launches' graph time, at 2048 1.22x and 3.9 us slower eager; up to 512 the
-// one launch saves about 3.4 us eager; NOTES.md, session 49).
+// The most blocks of a rows step that finish in their last block (every block takes a ticket).
+// The tickets reach the counters together at the kernel's end, about 1.7 ns apart past 512 (H100,
+// benchmarks/fused_pair.py --cases waves: one row of sum at 1024 blocks 1.17x the two launches'
+// graph time, at 2048 1.22x and 3.9 us slower eager; up to 512 the one launch saves about 3.4 us
+// eager). The bound is on the step's blocks, not a counter's: 4 rows of 512 blocks each, on 4
+// adjacent counters, lost as much (var_mean float32 (4, 2^21) over 1: 27.1 against 19.8 us;
+// NOTES.md, session 49).
 constexpr int64_t kFusedRowBlocks = 512;
 
 // The block's ticket on the group's counter after its partials (every writer fenced them first):
@@ -1327,7 +1329,7 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
     if (rows_like) {
       int64_t g = 1;
       const Shape f = finish_shape(1, s.partials, &g);
-      if (s.LPT == 1 && s.partials <= kFusedRowBlocks) fused = FusedFinish{counters, f.W, g};
+      if (s.LPT == 1 && s.blocks <= kFusedRowBlocks) fused = FusedFinish{counters, f.W, g};
     } else {
       // finish_columns_call's threads: W an output (the most that fit the group's outputs in one
       // round; shuffles of whole warps only), chunks of g. Fused while the last block's finish is

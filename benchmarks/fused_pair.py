@@ -38,6 +38,13 @@ CASE_SETS = {
     # starts to cost more than a second launch.
     "waves": [("sum", "float64", [n], [0]) for n in (1 << 16, 1 << 17, 1 << 18, 1 << 19, 1 << 20, 1 << 21, 1 << 22)]
     + [("sum", "float32", [n], [0]) for n in (1 << 18, 1 << 20, 1 << 22)],
+    # Both sides of kFusedRowBlocks (512 blocks a rows step): one row and 4 rows of float32 amax
+    # (one lane of 16 values a thread, 256 lanes a block), and run 4's cases past it.
+    "bound": [("amax", "float32", [1 << 21], [0]), ("amax", "float32", [(1 << 21) + (1 << 16)], [0]),
+              ("amax", "float32", [4, 1 << 19], [1]), ("amax", "float32", [4, 1 << 21], [1]),
+              ("var_mean", "float32", [4, 2097152], [1]), ("logsumexp", "float32", [4, 2097152], [1]),
+              ("argmax", "float32", [1 << 23], [0]), ("var_mean", "float64", [1 << 21], [0]),
+              ("sum", "float64", [3265329], [0])],
 }
 
 

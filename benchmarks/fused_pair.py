@@ -1,8 +1,10 @@
-"""Named cases with the one-launch finish (split steps finished by their last blocks) and with two
-launches (`_dims_fused_finish(False)`), in one process on one build: eager and graph times
-(reducekit/bench/timing.py, inputs rotated over 4x the L2), torch's beside them, and whether the
-two paths give the same bits (they must: the same tree). For the fused tail of issue 21 (NOTES.md,
-sessions 48-49), where the sweep's pair (`sweep_pair.py`) covers only its own draw.
+"""Named cases with three finishes, in one process on one build: the rule's (a rows step of at most
+kFusedRowBlocks blocks finishes in its last block, larger ones in a second launch), the one-launch
+finish at any number of blocks (`_dims_fused_row_blocks(1 << 30)`), and two launches always
+(`_dims_fused_finish(False)`). Eager and graph times (reducekit/bench/timing.py, inputs rotated over
+4x the L2), torch's beside them, and whether the three give the same bits (they must: the same
+tree). For the fused tail of issue 21 (NOTES.md, sessions 48-50), where the sweep's pair
+(`sweep_pair.py`) covers only its own draw.
 
     python benchmarks/fused_pair.py --out DIR [--cases welford]
 
@@ -44,7 +46,10 @@ CASE_SETS = {
               ("amax", "float32", [4, 1 << 19], [1]), ("amax", "float32", [4, 1 << 21], [1]),
               ("var_mean", "float32", [4, 2097152], [1]), ("logsumexp", "float32", [4, 2097152], [1]),
               ("argmax", "float32", [1 << 23], [0]), ("var_mean", "float64", [1 << 21], [0]),
-              ("sum", "float64", [3265329], [0])],
+              ("sum", "float64", [3265329], [0]),
+              # Welford within the bound: the fused kernel's launch bounds (session 49's branch)
+              ("var_mean", "float32", [1 << 19], [0]), ("var_mean", "float32", [1 << 20], [0]),
+              ("var_mean", "float32", [4, 1 << 18], [1]), ("var_mean", "float64", [1 << 19], [0])],
 }
 
 
@@ -56,34 +61,44 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     rows = []
-    head = ("| op | dtype | shape | dims | fused graph us | two-launch graph us | fused / two | fused eager us | "
-            "two-launch eager us | torch graph us | same bits |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|---|")
+    head = ("| op | dtype | shape | dims | rule graph us | fused graph us | two-launch graph us | fused / two | rule / two | "
+            "rule eager us | fused eager us | two-launch eager us | torch graph us | same bits |\n"
+            "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    modes = {  # name: (one-launch finish allowed, the rows step's bound on it; 0 = kFusedRowBlocks)
+        "rule": (True, 0),
+        "fused": (True, 1 << 30),
+        "two": (False, 0),
+    }
     for op, dtype, shape, dims in CASE_SETS[args.cases]:
         case = {"op": op, "dtype": dtype, "shape": shape, "dims": dims, "layout": "contiguous"}
         x = make(case, "cuda", 21)
         ours, theirs = calls(case)
         eager, graph = cuda_timers(x, args.budget)
-        r = dict(case)
-        reducekit._C._dims_fused_finish(True)
-        fused_out = ours(x)
-        r["fused_graph_us"], r["fused_eager_us"] = graph(ours), eager(ours)
-        reducekit._C._dims_fused_finish(False)
-        two_out = ours(x)
-        r["two_graph_us"], r["two_eager_us"] = graph(ours), eager(ours)
-        reducekit._C._dims_fused_finish(True)
+        r, outs = dict(case), {}
+        for name, (allowed, bound) in modes.items():
+            reducekit._C._dims_fused_finish(allowed)
+            reducekit._C._dims_fused_row_blocks(bound)
+            try:
+                outs[name] = ours(x)
+                r[f"{name}_graph_us"], r[f"{name}_eager_us"] = graph(ours), eager(ours)
+            finally:
+                reducekit._C._dims_fused_finish(True)
+                reducekit._C._dims_fused_row_blocks(0)
         r["torch_graph_us"] = graph(theirs)
-        r["same_bits"] = same_results(fused_out, two_out)
+        r["same_bits"] = same_results(outs["rule"], outs["two"]) and same_results(outs["fused"], outs["two"])
         rows.append(r)
-        print(f"{op} {dtype} {shape} {dims}: fused {r['fused_graph_us']:.2f} / two {r['two_graph_us']:.2f} us (graph), "
-              f"eager {r['fused_eager_us']:.2f} / {r['two_eager_us']:.2f}, torch {r['torch_graph_us']:.2f}, same bits {r['same_bits']}", flush=True)
+        print(f"{op} {dtype} {shape} {dims}: rule {r['rule_graph_us']:.2f} / fused {r['fused_graph_us']:.2f} / two "
+              f"{r['two_graph_us']:.2f} us (graph), eager {r['rule_eager_us']:.2f} / {r['fused_eager_us']:.2f} / "
+              f"{r['two_eager_us']:.2f}, torch {r['torch_graph_us']:.2f}, same bits {r['same_bits']}", flush=True)
         env = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cases": args.cases, "rows": rows}
         with open(os.path.join(args.out, "fused_pair.json"), "w") as f:
             json.dump(env, f, indent=1)
         with open(os.path.join(args.out, "fused_pair.md"), "w") as f:
             f.write(f"{env['device']}, torch {env['torch']}\n\n{head}\n")
             for q in rows:
-                f.write(f"| {q['op']} | {q['dtype']} | {tuple(q['shape'])} | {q['dims']} | {q['fused_graph_us']:.2f} | "
-                        f"{q['two_graph_us']:.2f} | {q['fused_graph_us'] / q['two_graph_us']:.3f} | {q['fused_eager_us']:.2f} | "
+                f.write(f"| {q['op']} | {q['dtype']} | {tuple(q['shape'])} | {q['dims']} | {q['rule_graph_us']:.2f} | "
+                        f"{q['fused_graph_us']:.2f} | {q['two_graph_us']:.2f} | {q['fused_graph_us'] / q['two_graph_us']:.3f} | "
+                        f"{q['rule_graph_us'] / q['two_graph_us']:.3f} | {q['rule_eager_us']:.2f} | {q['fused_eager_us']:.2f} | "
                         f"{q['two_eager_us']:.2f} | {q['torch_graph_us']:.2f} | {q['same_bits']} |\n")
     return 0 if all(r["same_bits"] for r in rows) else 1
 

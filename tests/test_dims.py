@@ -1319,13 +1319,27 @@ def test_fused_finish_is_one_launch():
             checked += 1
     big = torch.ones(4, 2**22 + 5, device="cuda")  # 4 split rows of 16 MiB: a step past kFusedFinishBytes
     assert len(_launches(lambda: reducekit.sum(big, 1))) == 2
-    # Rows of float32 amax: 2^21 values are 512 blocks of 256 lanes of 16 (kFusedRowBlocks: one
-    # launch), 2^21 + 2^16 are 528 (two), and so are 4 rows of 2^19 (4 x 128) and of 2^21 (4 x 512).
+    # Rows of float32 amax, 256 lanes of 16 values a block: one row of 2^21 values is 512 blocks
+    # (kFusedRowBlocks: one launch), of 2^21 + 2^16 values 528 (two launches); 4 rows of 2^19 are
+    # 4 x 128 blocks (one launch), 4 rows of 2^21 are 4 x 512 (two).
     at_bound, past = torch.ones(2**21, device="cuda"), torch.ones(2**21 + 2**16, device="cuda")
+    rows4, rows4_past = torch.ones(4, 2**19, device="cuda"), torch.ones(4, 2**21, device="cuda")
     assert len(_launches(lambda: reducekit.amax(at_bound, 0))) == 1
     assert len(_launches(lambda: reducekit.amax(past, 0))) == 2
-    assert len(_launches(lambda: reducekit.amax(torch.ones(4, 2**19, device="cuda"), 1))) == 1
-    assert len(_launches(lambda: reducekit.amax(torch.ones(4, 2**21, device="cuda"), 1))) == 2
+    assert len(_launches(lambda: reducekit.amax(rows4, 1))) == 1
+    assert len(_launches(lambda: reducekit.amax(rows4_past, 1))) == 2
+    # The tuning hook moves the bound (benchmarks/fused_pair.py times both sides), 0 restores it.
+    try:
+        assert reducekit._C._dims_fused_row_blocks(1 << 30) == 0
+        assert len(_launches(lambda: reducekit.amax(past, 0))) == 1
+        assert len(_launches(lambda: reducekit.amax(rows4_past, 1))) == 1
+        reducekit._C._dims_fused_row_blocks(256)
+        assert len(_launches(lambda: reducekit.amax(at_bound, 0))) == 2
+    finally:
+        assert reducekit._C._dims_fused_row_blocks(0) == 256
+    assert len(_launches(lambda: reducekit.amax(at_bound, 0))) == 1
+    with pytest.raises(ValueError, match="_dims_fused_row_blocks: n must be"):
+        reducekit._C._dims_fused_row_blocks(-1)
     assert checked == 2 * sum(c[3] for c in FUSED_CASES)
 
 

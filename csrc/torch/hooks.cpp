@@ -90,6 +90,14 @@ void bind_hooks(pybind11::module_& m) {
     return old;
   }, "Test hook: with False, split rows and columns of the engine always finish in a second launch (pairwise_finish_kernel) "
      "instead of in their last blocks (the same bits); True restores the rule. Returns the previous setting.", pybind11::arg("enabled"));
+  m.def("_dims_fused_row_blocks", [](int64_t n) {
+    TORCH_CHECK_VALUE(n >= 0 && n <= (int64_t(1) << 30), "reducekit._C._dims_fused_row_blocks: n must be in [0, 2^30] "
+                      "(0 restores the rule), got ", std::to_string(n));
+    const int old = tuning_overrides().fused_row_blocks;
+    tuning_overrides().fused_row_blocks = static_cast<int>(n);
+    return old;
+  }, "Tuning hook: the most blocks of a rows step that finish in their last block (one launch); 0 restores the rule "
+     "(kFusedRowBlocks). Returns the previous value.", pybind11::arg("n"));
   m.def("_single_pass_slots", [](int device, int limit) {
     const int old = single_pass_set_slot_limit(limit);
     return pybind11::make_tuple(single_pass_slots_used(device), old);

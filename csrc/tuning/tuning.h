@@ -21,6 +21,7 @@ struct TuningOverrides {
   int columns_loads = 0;  // columns kernel: 1 vectors (realigned where rows are misaligned), 2 one column a thread (tests, benchmarks/tune_columns.py)
   int no_gather = 0;      // 1: a plan of several steps is copied (as_rows) instead of gathered (tests: the same bits)
   int fused_finish = 0;   // -1: split rows and columns always finish in a second launch (tests and benchmarks: the same bits)
+  int fused_row_blocks = 0;  // the most blocks of a rows step that finish in their last block (0: kFusedRowBlocks; benchmarks/fused_pair.py)
   int gather_staged = 0;  // gather step, rows form: 1 every run staged, 2 none (runs under kGatherDirectMinLanes copied, as before session 44)
   int exact_block = 0, exact_unroll = 0;  // method='exact': a compiled (block, unroll) pair (tests)
   int exact_bpr = 0;      // method='exact': blocks per row (tests)

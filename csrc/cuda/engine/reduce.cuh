@@ -1329,7 +1329,8 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
     if (rows_like) {
       int64_t g = 1;
       const Shape f = finish_shape(1, s.partials, &g);
-      if (s.LPT == 1 && s.blocks <= kFusedRowBlocks) fused = FusedFinish{counters, f.W, g};
+      const int64_t bound = o.fused_row_blocks > 0 ? o.fused_row_blocks : kFusedRowBlocks;
+      if (s.LPT == 1 && s.blocks <= bound) fused = FusedFinish{counters, f.W, g};
     } else {
       // finish_columns_call's threads: W an output (the most that fit the group's outputs in one
       // round; shuffles of whole warps only), chunks of g. Fused while the last block's finish is

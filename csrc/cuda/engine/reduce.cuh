@@ -455,7 +455,8 @@ __device__ __forceinline__ typename Op::Acc lane_reduce(const In* __restrict__ p
 // float32 Welford kernel took 54 (4 blocks) and is latency-bound (ncu), so occupancy pays more
 // than registers. Other widths keep their registers (a byte lane of 64 values would spill). The
 // fused instantiation (kFused) takes the same bounds: with none it took 92 registers for that
-// kernel (2 blocks per SM) where the plain one holds 48 (NOTES.md, session 49).
+// kernel (2 blocks per SM) where the plain one holds 48; no time measured moved either way
+// (NOTES.md, sessions 49-50).
 template <class In, class Op, int kUp>
 inline constexpr int kRowsMinBlocks =
     kUp == 1 ? (Op::kBatched && sizeof(In) == 4 ? 5 : 1) : (kUp == 2 ? 4 : (kUp == 4 ? 2 : 3));
@@ -541,13 +542,11 @@ struct FusedFinish {
 // a second launch's cost; the finish kernel spreads a larger finish over many blocks).
 constexpr int64_t kFusedFinishBytes = int64_t{64} << 20;
 constexpr int64_t kFusedColumnsRounds = 2;
-// The most blocks of a rows step that finish in their last block (every block takes a ticket).
-// The tickets reach the counters together at the kernel's end, about 1.7 ns apart past 512 (H100,
-// benchmarks/fused_pair.py --cases waves: one row of sum at 1024 blocks 1.17x the two launches'
-// graph time, at 2048 1.22x and 3.9 us slower eager; up to 512 the one launch saves about 3.4 us
-// eager). The bound is on the step's blocks, not a counter's: 4 rows of 512 blocks each, on 4
-// adjacent counters, lost as much (var_mean float32 (4, 2^21) over 1: 27.1 against 19.8 us;
-// NOTES.md, session 49).
+// The most blocks of a rows step that finish in their last block. Past it the one launch took
+// longer than two in every case measured (H100, graph; benchmarks/fused_pair.py --cases waves and
+// bound): one row of float64 sum at 1024 blocks 1.17x, at 2048 1.22x; 4 rows of 512 blocks, amax
+// float32 1.19x and var_mean float32 1.38x. Up to it the one launch saves about 3.4 us of host time
+// in eager. NOTES.md, sessions 49-50, has the runs and which part of the kernel the time goes to.
 constexpr int64_t kFusedRowBlocks = 512;
 
 // The block's ticket on the group's counter after its partials (every writer fenced them first):
@@ -1321,7 +1320,7 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
   // tiles whose finish is short (below). Larger steps keep the parallel finish kernel.
   FusedFinish fused;
   const bool rows_like = kind == StepKind::Rows || (kind == StepKind::Gather && !gather.columns);
-  // (An operator's single split row was fused at any size before these groups, and still is.)
+  // (An operator's single split row is fused at any bytes, up to kFusedRowBlocks blocks.)
   const bool small = outer * extent * inner * static_cast<int64_t>(sizeof(In)) <= kFusedFinishBytes ||
                      (kind == StepKind::Rows && outer == 1 && !IsPlainSum<Op>::value);
   if (counters && s.partials > 0 && s.blocks / s.partials <= kGroupCounters && small && !(nout == 1 && s.partials > kSplitFinishPartials) &&

@@ -25,10 +25,10 @@ import reducekit  # noqa: E402
 from sweep import calls, cuda_timers, make  # noqa: E402
 from tune_columns import same_results  # noqa: E402  (the tests' bitwise equality over one or two outputs)
 
-# Single split rows of at most 64 MiB (the fused rows kernel) of the operators whose fused kernel
-# took more registers than the plain one (ptxas, session 49), and controls whose registers are equal.
 KGROUP_SLOTS = 64  # csrc/cuda/launchers.h: kGroupSlots, the stream slots with counters for the one-launch finish
 
+# Single split rows of at most 64 MiB (the fused rows kernel) of the operators whose fused kernel
+# took more registers than the plain one (ptxas, session 49), and controls whose registers are equal.
 CASE_SETS = {
     "welford": [
         ("var_mean", "float32", [10420069], [0]),

@@ -1333,10 +1333,11 @@ def test_fused_finish_is_one_launch():
         assert reducekit._C._dims_fused_row_blocks(1 << 30) == 0
         assert len(_launches(lambda: reducekit.amax(past, 0))) == 1
         assert len(_launches(lambda: reducekit.amax(rows4_past, 1))) == 1
-        reducekit._C._dims_fused_row_blocks(256)
+        assert reducekit._C._dims_fused_row_blocks(256) == 1 << 30
         assert len(_launches(lambda: reducekit.amax(at_bound, 0))) == 2
     finally:
-        assert reducekit._C._dims_fused_row_blocks(0) == 256
+        restored_from = reducekit._C._dims_fused_row_blocks(0)
+    assert restored_from == 256
     assert len(_launches(lambda: reducekit.amax(at_bound, 0))) == 1
     with pytest.raises(ValueError, match="_dims_fused_row_blocks: n must be"):
         reducekit._C._dims_fused_row_blocks(-1)

@@ -83,7 +83,8 @@ namespace rk {
   X(CpuJointTailPad, "cpu_joint_tail_pad", "CPU operators' contiguous lanes of a sum-like op in AVX2 (joint_lanes): the partial last lane of a run is padded with a 1.0 first") \
   X(CpuRowsJointLane, "cpu_rows_joint_lane", "CPU operators' rows of fewer than 8 whole lanes in AVX2 (lane l of 8 rows as one block): each row's last whole lane is lost") \
   X(RowsLogicalOrder, "rows_logical_order", "the copy with the reduced dims last (as_rows: CPU, and CUDA layouts the gather step does not take) puts them in their logical order, not by stride") \
-  X(ExactPoolUnit, "exact_pool_unit", "exact CUDA value-independent rows (binned, chunked, float16 counts): a unit taken from the row's pool is read one unit low (the last static unit twice, the row's last unit never)")
+  X(ExactPoolUnit, "exact_pool_unit", "exact CUDA value-independent rows (binned, chunked, float16 counts): a unit taken from the row's pool is read one unit low (the last static unit twice, the row's last unit never)") \
+  X(FusedTicketEarly, "fused_ticket_early", "one-launch finish of split rows and columns: the group's second-to-last ticket, not its last, finishes the group (a partial may not be posted yet)")
 
 enum class Fault : int {
 #define RK_FAULT_ENUM(id, name, what) id,

@@ -562,7 +562,8 @@ __device__ __forceinline__ bool last_of_group(unsigned int* counter, unsigned in
   __syncthreads();
   if (threadIdx.x == 0) {
     cuda::atomic_ref<unsigned int, cuda::thread_scope_device> ticket(*counter);
-    const bool last = ticket.fetch_add(1u, cuda::memory_order_release) == blocks - 1;
+    // planted: the second-to-last ticket finishes the group
+    const bool last = ticket.fetch_add(1u, cuda::memory_order_release) == blocks - (RK_FAULT_IS(FusedTicketEarly) ? 2u : 1u);
     if (last) cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
     is_last = last;
   }

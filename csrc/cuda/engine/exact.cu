@@ -427,9 +427,8 @@ __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK) exact_kernel(const In* __
       long long* dst = p.part_l + blk * (L + exact::kSpecials);
       for (int i = tid; i < L; i += BLOCK) dst[i] = s_limbs[i];
       if (tid < exact::kSpecials) dst[L + tid] = s_specials[tid];
-      __threadfence();  // these threads' limb words, before thread 0's ticket below
     }
-    __syncthreads();
+    __syncthreads();  // these threads' limb words, before thread 0's ticket (arrive_last releases them)
     if (tid == 0) {
       is_last = arrive_last(p.counters + (p.rows == 1 ? 0 : row), static_cast<unsigned>(p.bpr));
     }
@@ -667,8 +666,7 @@ __device__ __forceinline__ bool gather_row(const ExactParams& p, int64_t row, in
   const bool drop = RK_FAULT_IS(ExactDropBlock) && part == p.bpr - 1;  // planted: the last block's partial is lost
   for (int i = tid; i < kWords; i += BLOCK)
     if (s_acc[i] && !drop) atomicAdd(reinterpret_cast<unsigned long long*>(mine + i), static_cast<unsigned long long>(s_acc[i]));
-  __threadfence();  // these threads' words, before thread 0's ticket below
-  __syncthreads();
+  __syncthreads();  // these threads' words, before thread 0's ticket (arrive_last releases them)
   if (tid == 0) *is_last = arrive_last(p.counters + (p.rows == 1 ? 0 : row), static_cast<unsigned>(p.bpr));
   __syncthreads();
   if (!*is_last) return false;  // thread 0's acquire and the barrier order the reads below

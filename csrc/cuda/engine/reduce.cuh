@@ -550,23 +550,15 @@ constexpr int64_t kFusedColumnsRounds = 2;
 constexpr int64_t kFusedRowBlocks = 512;
 
 // The block's ticket on the group's counter after its partials: true in the group's last block
-// (block-uniform). The barrier orders the block's partial stores before thread 0's ticket, whose
-// release publishes them (release is cumulative over what the barrier ordered before it); the
-// last block's acquire fence and the second barrier order its partials' reads after every other
-// block's ticket. So a block pays one release and a group one acquire. The old ticket paid more:
-// every thread's __threadfence() cost 0.5 us at 512 blocks and 2.1 us at 2048, and an acq_rel
-// ticket in every block as much again, while contention on one counter cost nothing measurable
-// (H100, graph; run 7 of session 50, NOTES.md).
+// (block-uniform). The barrier orders the block's partial stores before thread 0's ticket
+// (arrive_last: one release a block, one acquire a group; common.cuh says why that suffices); the
+// second barrier orders the last block's partials' reads after thread 0's acquire. Contention on
+// one counter cost nothing measurable (H100, graph; run 7 of session 50, NOTES.md).
 __device__ __forceinline__ bool last_of_group(unsigned int* counter, unsigned int blocks) {
   __shared__ bool is_last;
   __syncthreads();
-  if (threadIdx.x == 0) {
-    cuda::atomic_ref<unsigned int, cuda::thread_scope_device> ticket(*counter);
-    // planted: the second-to-last ticket finishes the group
-    const bool last = ticket.fetch_add(1u, cuda::memory_order_release) == blocks - (RK_FAULT_IS(FusedTicketEarly) ? 2u : 1u);
-    if (last) cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
-    is_last = last;
-  }
+  // planted: the second-to-last ticket finishes the group
+  if (threadIdx.x == 0) is_last = arrive_last(counter, blocks - (RK_FAULT_IS(FusedTicketEarly) ? 1u : 0u));
   __syncthreads();
   return is_last;
 }

@@ -6,6 +6,7 @@
 // input. Not the benchmark of record (bench_exact_families.py is: against auto and RFA, graph and
 // eager): a quick A/B of two builds of exact.cu, NOTES.md issue 22 part 4.
 //   lab DTYPES LOG2S FAMILIES REPS     e.g. lab f32,bf16 24,26,28 0,1,2,3,4 20
+// LAB_ROWS=R: R rows of 2^LOG2 / R values a call (a many-row launch) instead of one row.
 // LAB_PDL set: launches allow programmatic dependent launch, as the extension's do on sm_90.
 // LAB_FOREIGN set: as the graph timer does (reducekit/bench/timing.py), a small kernel that is not
 // exact's (one block adding to one word) precedes each timed call inside the events; the foreign
@@ -141,18 +142,20 @@ template <class T>
 void run_case(const DT& d, int lg, const std::vector<int>& fams, int reps, int sms) {
   const int64_t n = int64_t(1) << lg;
   const size_t bytes = n * sizeof(T);
+  // LAB_ROWS=R: R rows of n / R values a call (each output in its own 8-byte slot of the call's R)
+  const int64_t R = getenv("LAB_ROWS") ? std::max(1, atoi(getenv("LAB_ROWS"))) : 1;
   const int nbuf = std::max<int>(2, (int)((512ull << 20) / bytes));
   std::vector<T*> bufs(nbuf);
   for (auto& b : bufs) CK(cudaMalloc(&b, bytes + 64));
   unsigned* sink; CK(cudaMalloc(&sink, 4));
-  uint64_t* outs; CK(cudaMalloc(&outs, 8 * 2 * nbuf));
+  uint64_t* outs; CK(cudaMalloc(&outs, 8 * 2 * nbuf * R)); CK(cudaMemset(outs, 0, 8 * 2 * nbuf * R));
   unsigned* counter; CK(cudaMalloc(&counter, 4)); CK(cudaMemset(counter, 0, 4));
   long long* acc; CK(cudaMalloc(&acc, 8 * 4096)); CK(cudaMemset(acc, 0, 8 * 4096));
   cudaStream_t st; CK(cudaStreamCreate(&st));
   cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
   auto args = [&](int k, bool ref) {
     rk::ExactArgs a;
-    a.in = bufs[k]; a.rows = 1; a.len = n; a.dtype = d.dt; a.out = outs + 2 * k + (ref ? 1 : 0); a.out_fmt = d.o;
+    a.in = bufs[k]; a.rows = R; a.len = n / R; a.dtype = d.dt; a.out = outs + (2 * k + (ref ? 1 : 0)) * R; a.out_fmt = d.o;
     a.stream = st; a.num_sms = sms; a.cc = 90; a.pdl = getenv("LAB_PDL") != nullptr;
 #ifdef NEWAPI
     a.counter = counter; a.acc = acc;
@@ -173,9 +176,9 @@ void run_case(const DT& d, int lg, const std::vector<int>& fams, int reps, int s
       for (int ref = 0; ref < 2; ++ref) { auto a = args(k, ref); a.workspace = ws; CK(rk::exact_launch(a)); }
     }
     CK(cudaStreamSynchronize(st));
-    std::vector<uint64_t> h(2 * nbuf);
-    CK(cudaMemcpy(h.data(), outs, 16 * nbuf, cudaMemcpyDeviceToHost));
-    for (int k = 0; k < nbuf; ++k) mism += h[2 * k] != h[2 * k + 1];
+    std::vector<uint64_t> h(2 * nbuf * R);
+    CK(cudaMemcpy(h.data(), outs, 16 * nbuf * R, cudaMemcpyDeviceToHost));
+    for (int k = 0; k < nbuf; ++k) mism += memcmp(&h[2 * k * R], &h[(2 * k + 1) * R], 8 * R) != 0;
     std::vector<float> tr, te, tf;
     const bool foreign = getenv("LAB_FOREIGN") != nullptr;
     float* fw = reinterpret_cast<float*>(sink);
@@ -201,7 +204,7 @@ void run_case(const DT& d, int lg, const std::vector<int>& fams, int reps, int s
       }
     }
     const double rm = median(tr) * 1e3, em = (median(te) - (foreign ? median(tf) : 0.0)) * 1e3;
-    printf("%-8s 2^%d fam%d  read %8.1f us  exact %8.1f us  ratio %5.2f  %5.1f%%ceil  mismatch %d/%d  bits %016llx\n", d.name, lg, fam, rm, em,
+    printf("%-8s%s 2^%d fam%d  read %8.1f us  exact %8.1f us  ratio %5.2f  %5.1f%%ceil  mismatch %d/%d  bits %016llx\n", d.name, R > 1 ? ("_r" + std::to_string(R)).c_str() : "", lg, fam, rm, em,
            em / rm, 100.0 * bytes / (em * 1e-6) / 4.6e12, mism, nbuf, (unsigned long long)h[0]);
 #ifdef RK_EXACT_TRACE
     trace_case(args(0, false), ws, st, clock_ghz);

@@ -582,7 +582,7 @@ struct UnitWalk {
       for (int u = 0; u < UNROLL; ++u) next[u] = v0 + u * BLOCK < ru.nvec ? __ldg(q + u * BLOCK) : make_uint4(0u, 0u, 0u, 0u);
     }
   }
-  // The first unit's loads.
+  // The first unit's loads (a kernel issues them before clearing its shared memory).
   __device__ __forceinline__ void begin() {
     cur = fixed_unit(0);
     nxt = fixed_unit(1);
@@ -1027,17 +1027,6 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
   __shared__ bool is_last;
   RK_TRACE(0);
   const int tid = threadIdx.x, warp = tid >> 5;
-  // The bins are cleared before the grid dependency wait: under programmatic dependent launch this
-  // overlaps the previous kernel's end. (Clearing them after the first loads instead, which the
-  // wait must precede, gained 0.5 us without PDL but cost bfloat16 rows of 2^24 values 1.0 us in
-  // the graph and eager benchmark: NOTES.md, issue 22 part 6.)
-  Bin* const all_bins = reinterpret_cast<Bin*>(smem);  // [kBins][BLOCK]
-  Bin* const bins = all_bins + tid;                     // this thread's column: bins[b * BLOCK]
-#pragma unroll
-  for (int b = 0; b < kBins; ++b) bins[b * BLOCK] = 0;
-  for (int i = tid; i < kWords; i += BLOCK) s_acc[i] = 0;
-  for (int i = tid; i < kFmt.limbs; i += BLOCK) s_limbs[i] = 0;
-
   const int64_t row = blockIdx.x / p.bpr;
   const int part = static_cast<int>(blockIdx.x % p.bpr);
   grid_dependency_wait();
@@ -1045,12 +1034,22 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
   const VecSplit<In> sp(xr, p.len);
   const int64_t gtid = static_cast<int64_t>(part) * BLOCK + tid;
   // The row's units; exact_partial's words keep the static split, which a block holding inf or NaN
-  // walks again below.
+  // walks again below. The first loads go out before the bins are cleared, so that clearing them
+  // (kBins stores a thread) hides in the loads' latency (0.5 us before the first load without
+  // programmatic dependent launch; under it, the clearing no longer overlaps the previous kernel's
+  // end: NOTES.md, issue 22 part 6).
   UnitWalk<BLOCK, UNROLL> units;
   units.ru = row_units<In, BLOCK, UNROLL>(p, sp.nvec, part, p.pools && !p.words ? p.pools + row : nullptr);
   units.body = reinterpret_cast<const uint4*>(xr + sp.head);
   units.s_grab = s_grab;
   units.begin();
+
+  Bin* const all_bins = reinterpret_cast<Bin*>(smem);  // [kBins][BLOCK]
+  Bin* const bins = all_bins + tid;                     // this thread's column: bins[b * BLOCK]
+#pragma unroll
+  for (int b = 0; b < kBins; ++b) bins[b * BLOCK] = 0;
+  for (int i = tid; i < kWords; i += BLOCK) s_acc[i] = 0;
+  for (int i = tid; i < kFmt.limbs; i += BLOCK) s_limbs[i] = 0;
 
   // This thread's values, once each, as float32 bits: on_bits(w) for each (the first walk takes the
   // loads begin() issued).
@@ -1232,24 +1231,23 @@ __global__ void __launch_bounds__(BLOCK) chunked_kernel(const double* __restrict
   __shared__ bool is_last;
   RK_TRACE(0);
   const int tid = threadIdx.x;
-  long long* const all = reinterpret_cast<long long*>(smem);  // [kChunks][BLOCK]
-  long long* const col = all + tid;                             // this thread's chunks: col[c * BLOCK]
-#pragma unroll 6
-  for (int c = 0; c < kChunks; ++c) col[c * BLOCK] = 0;  // before the wait, as binned_kernel's bins
-  for (int i = tid; i < kWords; i += BLOCK) s_acc[i] = 0;
-  for (int i = tid; i < kFmt.limbs; i += BLOCK) s_limbs[i] = 0;
-
   const int64_t row = blockIdx.x / p.bpr;
   const int part = static_cast<int>(blockIdx.x % p.bpr);
   grid_dependency_wait();
   const double* xr = x + row * p.len;
   const VecSplit<double> sp(xr, p.len);
   const int64_t gtid = static_cast<int64_t>(part) * BLOCK + tid;
-  UnitWalk<BLOCK, UNROLL> units;  // the row's units
+  UnitWalk<BLOCK, UNROLL> units;  // the row's units; the first loads go out before the chunks are cleared
   units.ru = row_units<double, BLOCK, UNROLL>(p, sp.nvec, part, p.pools ? p.pools + row : nullptr);
   units.body = reinterpret_cast<const uint4*>(xr + sp.head);
   units.s_grab = s_grab;
   units.begin();
+  long long* const all = reinterpret_cast<long long*>(smem);  // [kChunks][BLOCK]
+  long long* const col = all + tid;                             // this thread's chunks: col[c * BLOCK]
+#pragma unroll 6
+  for (int c = 0; c < kChunks; ++c) col[c * BLOCK] = 0;
+  for (int i = tid; i < kWords; i += BLOCK) s_acc[i] = 0;
+  for (int i = tid; i < kFmt.limbs; i += BLOCK) s_limbs[i] = 0;
   int nan = 0, pinf = 0, ninf = 0;  // inf and NaN met (exact counts: exact_partial's words carry them)
   // A sweep's UNROLL vectors: one test for inf/NaN over all of them (rare: counted and zeroed), then
   // two adds per vector.

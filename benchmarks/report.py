@@ -518,6 +518,10 @@ EXACT_FAMILIES = "benchmarks/results/h200/exact_families/results_exact_families.
 EXACT_FAMILIES_BEFORE = ["benchmarks/results/h200/exact_families_before_s38/results_exact_families.json",
                          "benchmarks/results/h200/exact_families_float64_chunked/results_exact_families.json",
                          "benchmarks/results/h200/exact_families_float16_halfrun/results_exact_families.json"]
+# Later code, measured only on an H100 (no RFA in that run): session 51's ticket, against session 45's
+# H100 run of the same benchmark.
+EXACT_FAMILIES_LATER = "benchmarks/results/h100/s51/run8_build_tests_bench/exact_families/results_exact_families.json"
+EXACT_FAMILIES_LATER_BEFORE = ["benchmarks/results/h100/exact_s45/bench_after/results_exact_families.json"]
 MISALIGNED = "benchmarks/results/h200/misaligned/results_misaligned.json"
 # The random-shape sweep (issue 21): the current GPU run, the same draw before the columns change,
 # and the CPU's.
@@ -575,7 +579,8 @@ def exact_families_block(run: dict | None, path: str, before: list | None = None
     env = run["env"]
     lines = [para(f"{env.get('gpu', '?')}, {env.get('date', '?')}, torch {env.get('torch', '?')}; read ceiling "
                   f"{env['read_ceiling']['gbps'] / 1e3:.2f} TB/s. Per dtype and size, over the {len(ef.FAMILIES)} families "
-                  f"({', '.join(ef.FAMILIES)}): the largest exact / auto and exact / RFA (CUB's reproducible sum, same process), "
+                  f"({', '.join(ef.FAMILIES)}): the largest exact / auto and exact / RFA (CUB's reproducible sum, same process"
+                  + ("" if any("rfa" in r["graph_us"] for r in run["rows"]) else "; not measured in this run") + "), "
                   f"graph (eager), and the family where it is largest. Every row: `{path[:-5]}.md`; generated from `{path}`"
                   + (f". Before: the same benchmark's largest exact / auto (graph) before this code, from "
                      + ", ".join(f"`{bp}` ({br['env'].get('date', '?')})" for br, bp in before) + " (later files' dtypes replace earlier ones')"
@@ -606,14 +611,16 @@ def exact_families_block(run: dict | None, path: str, before: list | None = None
         return [f"{dt} 2^{int(math.log2(n))}" for (dt, n), ok in seen.items() if ok == each]
 
     fam = lambda name: (lambda k: k.startswith(name) and "small" not in k and "over dim" not in k)  # noqa: E731
+    rfa_measured = any(fam("exact / CUB RFA")(t["target"]) for t in tg)
     rfa_missed = groups_where(fam("exact / CUB RFA"), False)
     auto_met = groups_where(fam("exact / auto"), True)
     small = [t for t in tg if "small" in t["target"]]
     small_missed = [f"{t['dtype']} 2^{int(math.log2(t['n']))}" for t in small if not t["met"]]
     dims = [t for t in tg if "over dim" in t["target"]]
     lines += ["", para(
-        "Targets, every family, graph and eager: faster than RFA "
-        + ("everywhere" if not rfa_missed else f"except {', '.join(rfa_missed)}")
+        "Targets, every family, graph and eager: "
+        + ("faster than RFA " + ("everywhere" if not rfa_missed else f"except {', '.join(rfa_missed)}") if rfa_measured
+           else "RFA not measured in this run")
         + "; exact / auto within the issue's limit (1.25 at 2^24, 1.10 above) "
         + (f"in {', '.join(auto_met)} only" if auto_met else "nowhere")
         + f". Eager calls of 2^10 to 2^20 values at or below torch.sum: {len(small) - len(small_missed)} of {len(small)}"
@@ -729,6 +736,8 @@ def blocks(root: str = ROOT) -> dict[str, str]:
         "patches": patches_block([(p, load(p)) for p in PATCH_RUNS]),
         "distributed": distributed_block(load(DIST_WORLD2), DIST_WORLD2),
         "exact_families": exact_families_block(load(EXACT_FAMILIES), EXACT_FAMILIES, [(load(p), p) for p in EXACT_FAMILIES_BEFORE]),
+        "exact_families_later": exact_families_block(load(EXACT_FAMILIES_LATER), EXACT_FAMILIES_LATER,
+                                                     [(load(p), p) for p in EXACT_FAMILIES_LATER_BEFORE]),
         "sweep": sweep_block(load(SWEEP), load(SWEEP_BEFORE), load(SWEEP_CPU), load(SWEEP_CPU_BEFORE), load(SWEEP_LATER),
                              load(SWEEP_LATER_BEFORE)),
         "misaligned": misaligned_block(load(MISALIGNED), MISALIGNED),

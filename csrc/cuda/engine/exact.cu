@@ -589,15 +589,14 @@ struct UnitWalk {
     if (cur < ru.units) load(cur);
   }
   // on_group(r) for every unit of this block, its UNROLL vectors in r. Every thread of the block
-  // calls it (the pool's barriers). Returns the units walked (block-uniform).
+  // calls it (the pool's barriers).
   template <class Group>
-  __device__ __forceinline__ int64_t run(Group&& on_group) {
+  __device__ __forceinline__ void run(Group&& on_group) {
     const int64_t none = ru.units, first_pool = static_cast<int64_t>(ru.bpr) * ru.fixed;
     bool dry = false;       // the pool gave `none` (block-uniform)
     unsigned asked = 0;     // thread 0: the pool's answer to its last request
     int64_t run_first = 0;  // the current run's first unit (block-uniform)
-    int64_t s = 0;
-    for (; cur < none; ++s) {
+    for (int64_t s = 0; cur < none; ++s) {
       // Unit s of the pool's runs: s - fixed = j kRun + o. Run j is asked for at the start of unit
       // fixed + (j - 1) kRun and read at the end of unit fixed + j kRun - 2 (then the next unit's
       // loads go out for its first unit).
@@ -631,7 +630,6 @@ struct UnitWalk {
       cur = nxt;
       nxt = after;
     }
-    return s;
   }
 };
 
@@ -1054,9 +1052,8 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
   for (int i = tid; i < kFmt.limbs; i += BLOCK) s_limbs[i] = 0;
 
   // This thread's values, once each, as float32 bits: on_bits(w) for each (the first walk takes the
-  // loads begin() issued). walked: the units the block took (each UNROLL vectors a thread).
+  // loads begin() issued).
   bool loaded = true;
-  int64_t walked = 0;
   auto walk = [&](auto&& on_bits) {
     auto on_word = [&](uint32_t w) {
       if constexpr (std::is_same_v<In, float>) {
@@ -1073,7 +1070,7 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
     };
     if (!loaded) units.begin();
     loaded = false;
-    walked = units.run([&](uint4 (&r)[UNROLL]) {
+    units.run([&](uint4 (&r)[UNROLL]) {
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) on_vec(r[u]);
     });
@@ -1122,38 +1119,13 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
   // every thread's loads in flight at once; a thread starts at its own offset in the column, so a
   // warp's loads fall in 32 different banks. (A warp per bin, one load and a shuffle tree at a
   // time, was a chain of dependent steps at the end of every block.)
-  //
-  // float32 bins (bfloat16) are first added in float32 by groups of G threads' bins, where G threads
-  // hold at most kMaxThreadValues values (a thread's values bound all of its bins'), so each group's
-  // sum is a sum of at most that many scaled values: exact in float32, as a bin is. One conversion a
-  // group instead of one a bin: the conversions (64 bins x BLOCK a block, 16 an SM-clock) cost
-  // bfloat16 rows 1.45 us at the end (NOTES.md, issue 22 part 6). G = 1 (a thread holding more than
-  // half the cap) is the plain sum.
   {
     constexpr int kPer = BLOCK / kBins, kSeg = kBins;
     const int b = tid / kPer, q = tid % kPer;
     const Bin* col = all_bins + b * BLOCK + q * kSeg;
     double s = 0;
-    if constexpr (std::is_same_v<Bin, float>) {
-      // This thread's values at most: its UNROLL vectors a unit (16 bytes each), its head and tail value.
-      const int64_t per_thread = walked * UNROLL * static_cast<int64_t>(16 / sizeof(In)) + 2;
-      int group = 1;
-      while (group < kSeg && 2 * group * per_thread <= Lay::kMaxThreadValues) group *= 2;
-      const int gmask = group - 1;
-      float f = 0;
 #pragma unroll 16
-      for (int k = 0; k < kSeg; ++k) {
-        // planted: a group's last bin is lost (where groups are more than one bin)
-        if (!RK_FAULT_IS(ExactColumnGroup) || group == 1 || ((k + 1) & gmask) != 0) f += col[(k + tid) & (kSeg - 1)];
-        if (((k + 1) & gmask) == 0) {
-          s += static_cast<double>(f);
-          f = 0;
-        }
-      }
-    } else {
-#pragma unroll 16
-      for (int k = 0; k < kSeg; ++k) s += static_cast<double>(col[(k + tid) & (kSeg - 1)]);
-    }
+    for (int k = 0; k < kSeg; ++k) s += static_cast<double>(col[(k + tid) & (kSeg - 1)]);
 #pragma unroll
     for (int off = 1; off < kPer; off <<= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
     if (q == 0) s_acc[b] = __double2ll_rn(s * Lay::count_scale(b));

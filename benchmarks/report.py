@@ -577,10 +577,11 @@ def exact_families_block(run: dict | None, path: str, before: list | None = None
     old = _merge_runs([br for br, _ in before])
     old_worst = _worst_by_group(old) if old else {}
     env = run["env"]
+    rfa_measured = any("rfa" in r["graph_us"] for r in run["rows"])  # ef.targets has RFA rows exactly then
     lines = [para(f"{env.get('gpu', '?')}, {env.get('date', '?')}, torch {env.get('torch', '?')}; read ceiling "
                   f"{env['read_ceiling']['gbps'] / 1e3:.2f} TB/s. Per dtype and size, over the {len(ef.FAMILIES)} families "
                   f"({', '.join(ef.FAMILIES)}): the largest exact / auto and exact / RFA (CUB's reproducible sum, same process"
-                  + ("" if any("rfa" in r["graph_us"] for r in run["rows"]) else "; not measured in this run") + "), "
+                  + ("" if rfa_measured else "; not measured in this run") + "), "
                   f"graph (eager), and the family where it is largest. Every row: `{path[:-5]}.md`; generated from `{path}`"
                   + (f". Before: the same benchmark's largest exact / auto (graph) before this code, from "
                      + ", ".join(f"`{bp}` ({br['env'].get('date', '?')})" for br, bp in before) + " (later files' dtypes replace earlier ones')"
@@ -611,7 +612,6 @@ def exact_families_block(run: dict | None, path: str, before: list | None = None
         return [f"{dt} 2^{int(math.log2(n))}" for (dt, n), ok in seen.items() if ok == each]
 
     fam = lambda name: (lambda k: k.startswith(name) and "small" not in k and "over dim" not in k)  # noqa: E731
-    rfa_measured = any(fam("exact / CUB RFA")(t["target"]) for t in tg)
     rfa_missed = groups_where(fam("exact / CUB RFA"), False)
     auto_met = groups_where(fam("exact / auto"), True)
     small = [t for t in tg if "small" in t["target"]]

@@ -7,6 +7,7 @@
 // eager): a quick A/B of two builds of exact.cu, NOTES.md issue 22 part 4.
 //   lab DTYPES LOG2S FAMILIES REPS     e.g. lab f32,bf16 24,26,28 0,1,2,3,4 20
 // LAB_ROWS=R: R rows of 2^LOG2 / R values a call (a many-row launch) instead of one row.
+// LAB_UPB=k: the binned path's grid forced to about k units a block (several waves; see args()).
 // LAB_PDL set: launches allow programmatic dependent launch, as the extension's do on sm_90.
 // LAB_FOREIGN set: as the graph timer does (reducekit/bench/timing.py), a small kernel that is not
 // exact's (one block adding to one word) precedes each timed call inside the events; the foreign
@@ -15,6 +16,7 @@
 // NEWAPI: the build's ExactArgs has the stream's accumulator words (`acc`).
 #include EXACT_CU
 #include <algorithm>
+#include <map>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -127,6 +129,42 @@ static void trace_case(rk::ExactArgs a, void* ws, cudaStream_t st, double clock_
     printf(" %s %.2f/%.2f (own %.2f)", names[k], median(g), *std::max_element(g.begin(), g.end()), median(c));
   }
   printf("\n");
+  // Which blocks end their values late: by units walked (point 6), and by SM (point 7, SM + 1).
+  struct Blk { float end; int sm; long long units; };
+  std::vector<Blk> bl;
+  for (int b = 0; b < kTraceBlocks; ++b) {
+    const unsigned long long* q = &t[size_t(b) * kTracePoints * 2];
+    if (!q[0] || !q[2 * 2] || !q[(kTracePoints - 1) * 2]) continue;
+    bl.push_back({(q[2 * 2] - t0) * 1e-3f, int(q[(kTracePoints - 1) * 2]) - 1, (long long)q[6 * 2]});
+  }
+  if (bl.empty()) return;
+  std::vector<float> e;
+  for (auto& b : bl) e.push_back(b.end);
+  std::sort(e.begin(), e.end());
+  auto pct = [&](double f) { return e[std::min(e.size() - 1, size_t(f * (e.size() - 1) + 0.5))]; };
+  printf("    values_end p10 %.2f p50 %.2f p90 %.2f p99 %.2f max %.2f;", pct(0.1), pct(0.5), pct(0.9), pct(0.99), e.back());
+  std::map<long long, std::vector<float>> by_units;
+  for (auto& b : bl) by_units[b.units].push_back(b.end);
+  printf(" by units:");
+  for (auto& kv : by_units) printf(" %lld x%zu med %.2f max %.2f", kv.first, kv.second.size(), median(kv.second), *std::max_element(kv.second.begin(), kv.second.end()));
+  printf("\n");
+  std::map<int, std::vector<Blk>> by_sm;
+  for (auto& b : bl) by_sm[b.sm].push_back(b);
+  struct SmRow { int sm; size_t blocks; long long units; float last; };
+  std::vector<SmRow> rows;
+  for (auto& kv : by_sm) {
+    SmRow r{kv.first, kv.second.size(), 0, 0.f};
+    for (auto& b : kv.second) r.units += b.units, r.last = std::max(r.last, b.end);
+    rows.push_back(r);
+  }
+  std::sort(rows.begin(), rows.end(), [](const SmRow& a, const SmRow& b) { return a.last < b.last; });
+  std::vector<float> lasts;
+  for (auto& r : rows) lasts.push_back(r.last);
+  printf("    by SM (%zu SMs): last block's values_end min %.2f med %.2f max %.2f; earliest:", rows.size(), lasts.front(), median(lasts), lasts.back());
+  for (size_t i = 0; i < std::min<size_t>(4, rows.size()); ++i) printf(" sm%d %zub %lldu %.2f", rows[i].sm, rows[i].blocks, rows[i].units, rows[i].last);
+  printf("; latest:");
+  for (size_t i = rows.size() > 6 ? rows.size() - 6 : 0; i < rows.size(); ++i) printf(" sm%d %zub %lldu %.2f", rows[i].sm, rows[i].blocks, rows[i].units, rows[i].last);
+  printf("\n");
 }
 #endif
 
@@ -162,6 +200,14 @@ void run_case(const DT& d, int lg, const std::vector<int>& fams, int reps, int s
 #endif
     if (ref) { a.tuning.exact_block = 256; a.tuning.exact_unroll = 4; }
     else if (getenv("LAB_FORCE")) { a.tuning.exact_block = 128; a.tuning.exact_unroll = 4; }
+    // LAB_UPB=k: the value-independent path's grid forced to about k units (block x unroll vectors)
+    // a block, where the wave of resident blocks is the default: a grid of several waves, whose
+    // blocks the hardware hands to SMs as they finish.
+    if (!ref && getenv("LAB_UPB")) {
+      const int64_t unit = int64_t(rk::kExactBinnedBlock) * rk::kExactBinnedUnroll * (16 / int64_t(sizeof(T)));
+      const int64_t units = (n / R + unit - 1) / unit, k = std::max(1, atoi(getenv("LAB_UPB")));
+      a.tuning.exact_bpr = static_cast<int>((units + k - 1) / k);
+    }
     return a;
   };
   void* ws = nullptr; size_t wsb = 0;

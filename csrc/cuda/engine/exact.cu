@@ -39,7 +39,9 @@ __device__ long long g_exact_acc[kExactAccSlots * kExactAccWords];
 // The lab's timeline (benchmarks/exact_lab, built with -DRK_EXACT_TRACE; compiled out otherwise):
 // thread 0 of each of the first kTraceBlocks blocks records %globaltimer (ns, common to all SMs)
 // and clock64 (its SM's cycles) at a kernel's numbered points, so that the lab can say where a
-// row's time goes: the start, the values, the block's end, the row's end.
+// row's time goes: the start, the values, the block's end, the row's end; and its SM (the last
+// point's first word, plus one) and the units it walked (point 6's), so that the lab can say which
+// blocks end their values late.
 #ifdef RK_EXACT_TRACE
 constexpr int kTraceBlocks = 4096, kTracePoints = 8;
 __device__ unsigned long long g_exact_trace[kTraceBlocks * kTracePoints * 2];
@@ -50,9 +52,22 @@ __device__ unsigned long long g_exact_trace[kTraceBlocks * kTracePoints * 2];
       asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g_));                                              \
       g_exact_trace[(blockIdx.x * kTracePoints + (k)) * 2] = g_;                                          \
       g_exact_trace[(blockIdx.x * kTracePoints + (k)) * 2 + 1] = static_cast<unsigned long long>(clock64()); \
+      if ((k) == 0) {                                                                                     \
+        unsigned sm_;                                                                                     \
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm_));                                                  \
+        g_exact_trace[(blockIdx.x * kTracePoints + kTracePoints - 1) * 2] = sm_ + 1;                       \
+      }                                                                                                   \
     }                                                                                                     \
   } while (0)
+// The lab's timeline: a block's number of units (point 6's first word).
+#define RK_TRACE_UNITS(n)                                                                                     \
+  do {                                                                                                        \
+    if (threadIdx.x == 0 && blockIdx.x < kTraceBlocks) g_exact_trace[(blockIdx.x * kTracePoints + 6) * 2] = (n); \
+  } while (0)
 #else
+#define RK_TRACE_UNITS(n) \
+  do {                    \
+  } while (0)
 #define RK_TRACE(k) \
   do {              \
   } while (0)
@@ -567,6 +582,9 @@ struct UnitWalk {
   long long* s_grab;  // shared [2]: the runs thread 0 was given, by parity
   uint4 next[UNROLL];
   int64_t cur, nxt;
+#ifdef RK_EXACT_TRACE
+  int taken = 0;  // the lab's timeline: units this block walked
+#endif
   __device__ __forceinline__ int64_t fixed_unit(int64_t s) const {
     const int64_t u = ru.part + static_cast<int64_t>(ru.bpr) * s;
     return s < ru.fixed && u < ru.units ? u : ru.units;  // ru.units: none
@@ -608,6 +626,9 @@ struct UnitWalk {
       for (int u = 0; u < UNROLL; ++u) r[u] = next[u];
       if (nxt < none) load(nxt);
       on_group(r);
+#ifdef RK_EXACT_TRACE
+      ++taken;
+#endif
       const int64_t s2 = s + 2, o2 = s2 - ru.fixed;
       int64_t after;
       if (!ru.pool || o2 < 0) {
@@ -1084,6 +1105,7 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
     bins[b * BLOCK] += Lay::value(w, b);
   });
   RK_TRACE(2);
+  RK_TRACE_UNITS(units.taken);
   allow_dependent_launch();
 
   // inf or NaN made the last bin non-finite somewhere in the block. A sum: the bin alone says which
@@ -1286,6 +1308,7 @@ __global__ void __launch_bounds__(BLOCK) chunked_kernel(const double* __restrict
   if (gtid < sp.head) on_scalar(xr[gtid]);
   if (gtid < sp.tail) on_scalar(xr[p.len - sp.tail + gtid]);
   RK_TRACE(2);
+  RK_TRACE_UNITS(units.taken);
   allow_dependent_launch();
   carry<BLOCK>(col);
   const int sp3[exact::kSpecials] = {nan, pinf, ninf};  // exact::AccHalf's order: NaN, +inf, -inf
@@ -1421,6 +1444,7 @@ __global__ void __launch_bounds__(BLOCK) half_kernel(const __half* __restrict__ 
   if (gtid < sp.head) acc.add_bits(__half_as_ushort(xr[gtid]), kFmt, none);
   if (gtid < sp.tail) acc.add_bits(__half_as_ushort(xr[p.len - sp.tail + gtid]), kFmt, none);
   RK_TRACE(2);
+  RK_TRACE_UNITS(units.taken);
   allow_dependent_launch();
   acc.flush(kFmt, none);
 

@@ -5,7 +5,7 @@
 #   STAGES="build test sanitize faults"  bash benchmarks/device_run.sh
 # Stages: build, test (whole suite but perf), sanitize (memcheck, racecheck, synccheck and
 # initcheck on a subset), sanitize_ops (the same on the operators' tests), sanitize_gather (the same
-# on the gather step's tests), sanitize_engine (the
+# on the gather step's tests), sanitize_pick (the same on SAN_FILE's tests matching SAN_K), sanitize_engine (the
 # same on the engine's realigned loads, packed columns and float16 exact), sanitize_exact (the same
 # on exact's value-independent paths, forced onto short rows), ncu (Nsight Compute on
 # benchmarks/ncu_ops.py cases: NCU_CASES, NCU_KERNEL), faults
@@ -123,6 +123,12 @@ if has sanitize; then
   sanitize_suite dims test_dims.py "cuda and (rows_accuracy or columns_accuracy or general_dims_accuracy or rows_equal_columns) and not 131077 and not 65539"
   log "compute-sanitizer: method=exact (rows, shard words, rounding edges, spills of wide data)"
   sanitize_suite exact test_exact.py "cuda and (test_dims or partial_format or rounding_edges or (correctly_rounded and not large))"
+fi
+if has sanitize_pick; then
+  # One selection of the four tools: SAN_FILE's tests matching SAN_K (e.g. one method's kernels
+  # after a change to them alone).
+  log "compute-sanitizer: ${SAN_FILE:?SAN_FILE} -k '${SAN_K:?SAN_K}'"
+  sanitize_suite "${SAN_NAME:-pick}" "$SAN_FILE" "$SAN_K"
 fi
 if has sanitize_exact; then
   log "compute-sanitizer: method=exact's value-independent paths (binned, chunked, float16 counts) forced onto short rows, its columns paths and the warp ends of short rows"

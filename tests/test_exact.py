@@ -11,8 +11,9 @@ and exact_drop_block, and on all the value-independent paths exact_bin_cap
 (test_value_caps_worst_case, test_columns_caps), exact_keep_words
 (test_stream_words_graph_and_streams) and exact_pool_unit (test_value_independent_paths_small, whose
 forced grids of three blocks give rows a pool), and on the columns paths exact_columns_tail
-(test_columns_in_place), exact_warp_rows_lane (test_short_rows) and exact_warp_sticky
-(test_binned_ends_rounding), must fail these tests.
+(test_columns_in_place), exact_columns_pairs (test_columns_in_place, test_columns_pairs_small: the
+bfloat16 columns' word walk by pairs of threads), exact_warp_rows_lane (test_short_rows) and
+exact_warp_sticky (test_binned_ends_rounding), must fail these tests.
 """
 import math
 
@@ -433,7 +434,18 @@ def test_chunked_end_rounding():
 COLUMN_CASES = [((4099, 3), 0, "contiguous"), ((1031, 37), 0, "contiguous"), ((517, 200), 0, "contiguous"),
                 ((300, 4101), 0, "contiguous"), ((3, 1500, 70), 1, "contiguous"), ((37, 901), 1, "transposed"),
                 ((5, 24, 7, 9), (0, 2, 3), "channels_last"), ((9, 13, 40), (0, 1), "contiguous"),
-                ((70001, 5), 0, "contiguous")]
+                ((70001, 5), 0, "contiguous"),
+                # bfloat16 columns read as words by pairs of threads (exact.cu walk_pairs: an even row
+                # length, tiles of a multiple of 32 columns): whole groups of loads and a tail, an odd
+                # number of rows a thread (forced splits), a partial last tile, whole rows of 96, and
+                # an input 2 bytes off a 4-byte boundary (the 2-byte walk again).
+                ((1000, 64), 0, "contiguous"), ((77, 160), 0, "contiguous"), ((3, 517, 96), 1, "contiguous"),
+                ((1000, 64), 0, "offset")]
+
+
+def offset_copy(x):
+    """x's values in a contiguous tensor that starts one element into its storage (on x's device)."""
+    return torch.cat([x.reshape(-1)[:1], x.reshape(-1)])[1:].view(x.shape)
 
 
 def column_input(shape, layout, family, dtype):
@@ -441,6 +453,8 @@ def column_input(shape, layout, family, dtype):
     x = data(family, n, dtype, "columns", str(shape), layout)
     if layout == "transposed":
         return x.reshape(shape[::-1]).t()
+    if layout == "offset":  # contiguous, one element past the start of its storage
+        return offset_copy(x.reshape(shape))
     x = x.reshape(shape)
     return x.to(memory_format=torch.channels_last) if layout == "channels_last" else x
 
@@ -458,7 +472,8 @@ def test_columns_in_place(dtype):
         for shape, dim, layout in COLUMN_CASES:
             x = column_input(shape, layout, family, dtype)
             want = reducekit.sum(x, dim, method="exact")
-            xc = x.cuda()
+            xc = offset_copy(x.cuda()) if layout == "offset" else x.cuda()
+            assert layout != "offset" or xc.storage_offset() == 1
             try:
                 for splits in (0, 1, 2, 7):
                     reducekit._C._exact_config(0, 0, splits)
@@ -471,6 +486,25 @@ def test_columns_in_place(dtype):
         xp = x.permute([d for d in range(x.dim()) if d not in dims] + list(dims)).reshape(want.numel(), -1)
         for i in (0, want.numel() // 2, want.numel() - 1):
             assert same_value(want.reshape(-1)[i].item(), correctly_rounded(xp[i])), (family, i)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_columns_pairs_small(dtype):
+    """bfloat16 columns' word walk by pairs of threads (float16 takes the 2-byte walk on the same
+    cases) on inputs small enough for compute-sanitizer (device_run.sh sanitize_pick): an odd and
+    an even number of rows a thread, a partial last tile, an input off a 4-byte boundary, inf and
+    NaN in a column's last row (the even thread's lone load); the CPU's bits."""
+    for shape, splits in (((203, 64), 1), ((203, 64), 3), ((64, 160), 0)):
+        x = data("gradient", math.prod(shape), dtype, "columns pairs", str(shape)).reshape(shape)
+        x[-1, 5], x[-1, 6], x[0, 7] = float("inf"), float("nan"), float("-inf")
+        want = reducekit.sum(x, 0, method="exact")
+        try:
+            reducekit._C._exact_config(0, 0, splits)
+            for xc in (x.cuda(), offset_copy(x.cuda())):
+                assert same_bits(reducekit.sum(xc, 0, method="exact").cpu(), want), (shape, splits, xc.storage_offset())
+        finally:
+            reducekit._C._exact_config(0, 0, 0)
 
 
 @pytest.mark.cuda

@@ -1655,6 +1655,7 @@ struct Params {
   int64_t split_rows = 1;
   int copies = 1;           // copies of the outputs' words: split s adds into copy s % copies
   long long* ws = nullptr;  // [copies][outer * inner][words], zero before the launch (a memset)
+  bool pairs = false;       // bfloat16 columns read as 4-byte words by pairs of threads (walk_pairs), if x is aligned
 };
 constexpr int kBlock = 256;
 // Loads in flight a thread: 32 bytes (the binned paths run 768 threads an SM, their bins' shared
@@ -1699,6 +1700,57 @@ __device__ __forceinline__ void walk(const In* col, int64_t r, int64_t r1, int64
   for (; r < r1; r += tr, q += step) on(__ldg(q));
 }
 
+// walk's values for bfloat16 columns, read by pairs of threads as 4-byte words. Why: a 2-byte load a
+// value left bfloat16's columns bound by loads and their addresses (ncu, H100: 18 instructions a
+// value, half float32's bytes a second, NOTES.md session 52). The threads 2i and 2i + 1 of a warp
+// own the adjacent columns c and c + 1 (c even) and the same rows r, r + tr, ... below r1; the
+// thread of parity p loads the pair's word from the rows of even (p = 0) or odd (p = 1) position,
+// and one shuffle gives each thread its partner's word: the even thread takes the low halves of
+// both (column c), the odd thread the high halves (column c + 1). So each thread still sees every
+// value of its own column once, and only those: the same values into the same bins. Needs the
+// pair's words 4-byte aligned (x, and an even row length) and a warp's threads in one row group
+// (a tile of a multiple of 32 columns): plan_columns and the kernel check both.
+template <int kUnroll, class F>  // kUnroll: words in flight a thread
+__device__ __forceinline__ void walk_pairs(const unsigned short* col, int64_t r, int64_t r1, int64_t tr, int64_t inner, F&& on) {
+  const int p = static_cast<int>(threadIdx.x & 1);
+  const unsigned mask = 3u << (threadIdx.x & 30);
+  const int64_t n = r < r1 ? (r1 - r + tr - 1) / tr : 0;  // the pair's rows
+  const int64_t full = n / 2;                             // positions where both threads have a row
+  const int64_t step = tr * inner;                        // words between a thread's rows: 2 tr rows of inner / 2 words
+  const uint32_t* q = reinterpret_cast<const uint32_t*>(col - p) + (r + p * tr) * (inner / 2);
+  auto both = [&](uint32_t own, bool own_ok, bool other_ok) {
+    const uint32_t other = __shfl_xor_sync(mask, own, 1);
+    const uint32_t a = p ? other : own, b = p ? own : other;  // the words of the even and the odd row
+    const bool swap = RK_FAULT_IS(ExactColumnsPairs) && p;  // planted: the even column's value of the even row
+    if (other_ok || !p) on(static_cast<unsigned short>(p && !swap ? a >> 16 : a & 0xffffu));
+    if (own_ok && (other_ok || p)) on(static_cast<unsigned short>(p ? b >> 16 : b & 0xffffu));
+  };
+  int64_t m = 0;
+  if (full >= kUnroll) {
+    uint32_t next[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) next[u] = __ldg(q + u * step);
+    for (;;) {
+      uint32_t cur[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) cur[u] = next[u];
+      m += kUnroll;
+      q += kUnroll * step;
+      const bool more = m + kUnroll <= full;
+      if (more) {
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) next[u] = __ldg(q + u * step);
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) both(cur[u], true, true);
+      if (!more) break;
+    }
+  }
+  if (RK_FAULT_IS(ExactColumnsTail)) return;  // planted: the rows after the last whole group are lost
+  for (; m < full; ++m, q += step) both(__ldg(q), true, true);
+  if (n & 1) both(p ? 0u : __ldg(q), p == 0, p == 1);  // the last row, at an even position: the even thread's load
+}
+
 // This block's tile and run of the extent.
 struct Tile {
   int split;
@@ -1740,11 +1792,21 @@ __global__ void __launch_bounds__(columns::kBlock, 768 / columns::kBlock) binned
   const columns::Tile t(p);
   grid_dependency_wait();
   if (t.active) {
-    columns::walk(x + t.ob * p.extent * p.inner + t.c0 + t.j, t.r0 + t.g, t.r1, p.tr, p.inner, [&](auto raw) {
+    auto on = [&](auto raw) {
       const uint32_t w = std::is_same_v<In, float> ? static_cast<uint32_t>(raw) : static_cast<uint32_t>(raw) << 16;
       const int b = Lay::bin(w);
       bins[b * BLOCK] += Lay::value(w, b);
-    });
+    };
+    const In* const col = x + t.ob * p.extent * p.inner + t.c0 + t.j;
+    if constexpr (std::is_same_v<In, __nv_bfloat16>) {
+      if (p.pairs && (reinterpret_cast<uintptr_t>(x) & 3) == 0) {
+        columns::walk_pairs<16>(reinterpret_cast<const unsigned short*>(col), t.r0 + t.g, t.r1, p.tr, p.inner, on);  // 64 bytes in flight
+      } else {
+        columns::walk(col, t.r0 + t.g, t.r1, p.tr, p.inner, on);
+      }
+    } else {
+      columns::walk(col, t.r0 + t.g, t.r1, p.tr, p.inner, on);
+    }
   }
   allow_dependent_launch();
   __syncthreads();
@@ -2099,6 +2161,10 @@ columns::Params plan_columns(const ExactColumnsArgs& a) {
   // Up to 8 copies of the words, so that at most about 16 blocks' atomics meet on one word (the
   // rows paths' kAccCopies; one L2 line taking every block's atomic serialized them).
   p.copies = static_cast<int>(std::min<int64_t>(kAccCopies, ceil_div(p.splits, 16)));
+  // bfloat16 columns in 4-byte words by pairs of threads (walk_pairs): even rows (aligned words, with
+  // an aligned x, which the kernel checks) and every warp in one row group. Not float16: its
+  // counted runs took 2.3-3x their time on that walk (NOTES.md, session 52).
+  p.pairs = std::is_same_v<In, __nv_bfloat16> && a.inner % 2 == 0 && p.tw % 32 == 0;
   return p;
 }
 

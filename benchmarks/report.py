@@ -674,6 +674,52 @@ def exact_dims_block(run: dict | None, path: str, before: dict | None, before_pa
     return "\n".join(lines)
 
 
+# exact over columns after session 52's word walk of bfloat16 columns (H100, dims only), against the
+# same shapes of the full H100 run before it (session 51's run 8).
+# Run 12's build took the word walk for float16 too (2.3-3x slower there, then dropped); its
+# bfloat16 kernel is the landed one's, so the block reads its bfloat16 rows only.
+EXACT_DIMS_LATER = "benchmarks/results/h100/s52/run12_columns_pairs_fixed/keep/exact_families/results_exact_families.json"
+EXACT_DIMS_LATER_DTYPES = ("bfloat16",)
+EXACT_DIMS_LATER_BEFORE = EXACT_FAMILIES_LATER
+
+
+def exact_dims_later_block(run: dict | None, path: str, before: dict | None, before_path: str, dtypes: tuple[str, ...]) -> str:
+    """exact over columns (dim 0) of `dtypes` in a later dims-only run against an earlier run's same
+    shapes and families (both: exact and auto timed in one process; the ratios are same-run)."""
+    if run is None:
+        return f"(no result file yet: `{path}`)"
+    env = run["env"]
+
+    def key(d):
+        return d["dtype"], tuple(d["shape"]), d["dim"], d.get("data", "gradient")
+
+    old = {key(d): d for d in (before or {}).get("dims", [])}
+    lines = [para(f"{env.get('gpu', '?')}, {env.get('date', '?')}, torch {env.get('torch', '?')}; exact over columns (dim 0) "
+                  f"against auto, graph (eager), same process; generated from `{path}`. Before: the same shapes in "
+                  f"`{before_path}` ({(before or {}).get('env', {}).get('date', '?')}, the 2-byte walk). Dtypes: {', '.join(dtypes)}."), "",
+             "| dtype | shape | data | exact us | before | auto us | exact / auto | before |",
+             "|---|---|---|---:|---:|---:|---:|---:|"]
+    met = met_before = n = 0
+    for d in run["dims"]:
+        if d["dim"] != 0 or d["dtype"] not in dtypes:
+            continue
+        g, e = d["graph_us"], d.get("eager_us") or d["graph_us"]
+        b = old.get(key(d))
+        r, re_ = g["exact"] / g["auto"], e["exact"] / e["auto"]
+        n += 2
+        met += (r <= 1.15) + (re_ <= 1.15)
+        if b:
+            bg, be = b["graph_us"], b.get("eager_us") or b["graph_us"]
+            rb, rbe = bg["exact"] / bg["auto"], be["exact"] / be["auto"]
+            met_before += (rb <= 1.15) + (rbe <= 1.15)
+        before_us = f"{b['graph_us']['exact']:.1f}" if b else "—"
+        before_ratio = f"{rb:.2f} ({rbe:.2f})" if b else "—"
+        lines.append(f"| {d['dtype']} | {tuple(d['shape'])} | {d.get('data', 'gradient')} | {g['exact']:.1f} | {before_us} | "
+                     f"{g['auto']:.1f} | {r:.2f} ({re_:.2f}) | {before_ratio} |")
+    lines += ["", para(f"Columns within the issue's 1.15x auto: {met} of {n} (graph and eager); before: {met_before}.")]
+    return "\n".join(lines)
+
+
 def _bench_script(name: str):
     """A module of benchmarks/ (a script beside this one), imported by name."""
     import importlib
@@ -743,6 +789,8 @@ def blocks(root: str = ROOT) -> dict[str, str]:
         "misaligned": misaligned_block(load(MISALIGNED), MISALIGNED),
         "exact_dims": exact_dims_block(load(EXACT_DIMS), EXACT_DIMS, load(EXACT_FAMILIES), EXACT_FAMILIES, load(EXACT_DIMS_H100),
                                        EXACT_DIMS_H100),
+        "exact_dims_later": exact_dims_later_block(load(EXACT_DIMS_LATER), EXACT_DIMS_LATER, load(EXACT_DIMS_LATER_BEFORE),
+                                                   EXACT_DIMS_LATER_BEFORE, EXACT_DIMS_LATER_DTYPES),
     }
 
 

@@ -480,8 +480,11 @@ RK_OPS_AVX2 V vec_tree(const V* L, int64_t l0, int64_t size, int64_t n, V id, Mo
 // padded with +0.0 (a lane plus +0.0 is the lane: a lane starts from +0.0, so it is never -0.0,
 // and every map here sends 0 to 0), then each row's tree over its lanes with the rows side by side
 // in vectors (vec_tree: TreeStack's tree). One TreeStack a row, pushed lane by lane, held float64
-// sums of (2^17, 32) at 0.44x torch (session 46).
-constexpr int64_t kShortLanes = 16;
+// sums of (2^17, 32) at 0.44x torch (session 46). Up to 64 lanes (4 KiB of lane results for float64
+// accumulators): at 16, rows of 17-64 lanes went through joint_lanes one row at a time, a tree pushed
+// lane by lane and a padded copy of each row's tail (vector_norm bfloat16 (973, 740) at 0.57-0.60x
+// torch; 0.82-0.84x here, 2 threads, NOTES.md session 52). The same trees, so the same bits.
+constexpr int64_t kShortLanes = 64;
 template <class In, class Op>
 RK_OPS_AVX2 void short_rows(const In* x, int64_t R, typename Op::Acc* out) {
   constexpr int64_t G = 64 / sizeof(In);

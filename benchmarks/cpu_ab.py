@@ -46,8 +46,17 @@ for _dt, _lens in (("bfloat16", (740, 1175, 7411, 1024)), ("float32", (740, 69, 
         for _op in ("vector_norm", "mean", "sum"):
             TAIL_CASES.append((_op, _dt, (max(1, (1 << 20) // _L), _L), [1], None))
 
-# --cases: CASES (session 46), OUTMAP_CASES (47) or TAIL_CASES (48).
-CASE_LISTS = {"s46": CASES, "outmap": OUTMAP_CASES, "tail": TAIL_CASES}
+# --cases short (session 52): rows of 17 to 64 lanes, which the short-rows path (8 rows at once,
+# every row's tree in vectors) now takes, where they went through joint_lanes a row at a time; rows
+# of at most 16 lanes (the path before) as controls.
+SHORT_CASES = []
+for _dt, _lens in (("bfloat16", (740, 1175, 2000, 500)), ("float32", (500, 300, 1000, 250)), ("float64", (355, 200, 300, 120))):
+    for _L in _lens:
+        for _op in ("vector_norm", "mean"):
+            SHORT_CASES.append((_op, _dt, (max(1, (1 << 21) // _L), _L), [1], None))
+
+# --cases: CASES (session 46), OUTMAP_CASES (47), TAIL_CASES (48) or SHORT_CASES (52).
+CASE_LISTS = {"s46": CASES, "outmap": OUTMAP_CASES, "tail": TAIL_CASES, "short": SHORT_CASES}
 
 
 def case_name(c) -> str:

@@ -251,6 +251,77 @@ def test_rows_lanes_per_thread_keep_the_bits(op, dtype):
                 torch.testing.assert_close(a.double(), b.double(), rtol=2.0**-7 if dtype == torch.bfloat16 else 1e-5, atol=0)
 
 
+# Rows ending in a short lane (a lane: 64 bytes): rows of 3 to 136 lanes, 16 bytes short of whole
+# lanes (aligned rows) and one value short (misaligned rows), over 37 rows; the last row's last lane
+# reaches the tensor's end, where the vectors' granules would leave it (element loads there).
+SHORT_LANES = [3, 4, 17, 33, 65, 136]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int32, torch.int8], ids=str)
+@pytest.mark.parametrize("op", sorted(LANES_OPS) + ["sum"])
+def test_short_lanes_keep_the_bits(op, dtype):
+    """A row's short last lane read by a whole lane's 16-byte loads (its own values entered, the
+    bytes after them ignored) gives the bits of the element loads it replaced (the
+    _rows_short_vectors hook), for every lanes-per-thread count of the operators' rows kernel; and
+    the values are torch's (exact for sums of integers, extrema, indices and counts; sums of
+    floats within the order's bound)."""
+    if not dtype.is_floating_point and op not in ("sum", "amax", "argmax", "argmin", "aminmax"):
+        pytest.skip("a floating operator (count_nonzero's helper rounds floats)")
+    f = (lambda t, d: reducekit.sum(t, d)) if op == "sum" else LANES_OPS[op]
+    item = torch.empty((), dtype=dtype).element_size()
+    lanes_forms = (1, 2, 4) if op in ("var_mean", "std", "logsumexp", "argmax", "argmin") else (0,)
+    try:
+        for lanes in SHORT_LANES:
+            for short_bytes in (16, item):
+                L = (lanes * 64 - short_bytes) // item
+                if dtype.is_floating_point:
+                    x = _data((37, L), dtype, "cuda", f"short{lanes}-{short_bytes}", mean=1.0)
+                else:
+                    g = torch.Generator().manual_seed(lanes * 100 + short_bytes)
+                    x = torch.randint(-100, 100, (37, L), generator=g, dtype=dtype).cuda()
+                got = {}
+                for lpt in lanes_forms:
+                    reducekit._C._ops_rows_lanes(lpt)
+                    for vectors in (True, False):
+                        reducekit._C._rows_short_vectors(vectors)
+                        r = f(x, 1)
+                        got[(lpt, vectors)] = list(r) if isinstance(r, tuple) else [r]
+                ref = got[(lanes_forms[0], False)]
+                for key, r in got.items():
+                    for a, b in zip(r, ref):
+                        assert same_bits(a, b), f"{op} {dtype} rows of {L} values: (lanes a thread, short vectors) {key} changed the bits"
+                reducekit._C._ops_rows_lanes(0)
+                reducekit._C._rows_short_vectors(True)
+                r = f(x, 1)
+                r = r if isinstance(r, tuple) else (r,)
+                if op == "sum" and dtype.is_floating_point:
+                    # Against float64 by the order's bound: a lane's 64 / item values in sequence, the
+                    # tree over the row's lanes, in float32 (16-bit input) or float64, and one rounding
+                    # to the output type (float64: the reference's own error as well).
+                    xd = x.double()
+                    acc_eps, depth = (2.0**-24 if item == 2 else 2.0**-53), 64 // item + lanes.bit_length() + 1
+                    e = xd.sum(1)
+                    tol = (2 if item == 8 else 1) * depth * acc_eps * xd.abs().sum(1) + torch.finfo(dtype).eps / 2 * e.abs()
+                    assert bool(((r[0].double() - e).abs() <= tol).all()), f"{op} {dtype} rows of {L} values against float64"
+                elif op in ("sum", "amax", "argmax", "argmin", "aminmax", "count_nonzero"):
+                    tf = {"count_nonzero": lambda t, d: torch.count_nonzero(t.round(), d),
+                          "aminmax": lambda t, d: torch.aminmax(t, dim=d)}.get(op, lambda t, d: getattr(torch, op)(t, d))
+                    e = tf(x, 1)
+                    for a, b in zip(r, e if isinstance(e, tuple) else (e,)):
+                        assert torch.equal(a, b), f"{op} {dtype} rows of {L} values against torch"
+                elif op != "prod":  # prod's values are OpInfo's to judge (its input rounds to the dtype first); its bits are checked above
+                    e = {"vector_norm": lambda t, d: torch.linalg.vector_norm(t, 3, d)}.get(op, lambda t, d: getattr(torch, op)(t, d))(x.double(), 1)
+                    for a, b in zip(r, e if isinstance(e, tuple) else (e,)):
+                        # a lost or doubled value moves a row's mean by about 1/L of itself: past these
+                        # for the float32 and float64 rows (16-bit rows: the next row's values entering
+                        # move the mean by far more than the rounding allowed here)
+                        torch.testing.assert_close(a.double(), b.double(), rtol=2.0**-7 if item == 2 else 1e-5, atol=1e-6)
+    finally:
+        reducekit._C._ops_rows_lanes(0)
+        reducekit._C._rows_short_vectors(True)
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32, torch.float64, torch.int8], ids=str)
 @pytest.mark.parametrize("op", ["sum", "mean", "var_mean", "argmax", "amax", "logsumexp", "count_nonzero"])

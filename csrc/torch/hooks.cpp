@@ -58,6 +58,13 @@ void bind_hooks(pybind11::module_& m) {
     return old;
   }, "Tuning hook: force the operators' rows kernel lanes per thread; 0 restores the rule. Returns the previous value.",
      pybind11::arg("lpt"));
+  m.def("_rows_short_vectors", [](bool enabled) {
+    const bool old = tuning_overrides().short_lanes >= 0;
+    tuning_overrides().short_lanes = enabled ? 0 : -1;
+    return old;
+  }, "Test and benchmark hook: with False, a row's short last lane in the engine's rows kernels takes element loads (as "
+     "before session 53) instead of a whole lane's 16-byte loads (the same bits); True restores the rule. Returns the "
+     "previous setting.", pybind11::arg("enabled"));
   m.def("_exact_config", [](int block, int unroll, int bpr) {
     TORCH_CHECK_VALUE(exact_config_supported(block, unroll) && bpr >= 0 && bpr <= (1 << 20),
                       "reducekit._C._exact_config: (block=" + std::to_string(block) + ", unroll=" + std::to_string(unroll) +

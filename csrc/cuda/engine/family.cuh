@@ -38,9 +38,11 @@ cudaError_t run(const OpStep& a, size_t* ws) {
                                                 a.num_sms, rows_lpt, a.tuning, a.gather);
     return cudaSuccess;
   }
+  red::Params prm = a.params;
+  prm.short_vectors = a.tuning.short_lanes >= 0;
   return eng::run_step<In, Op, Out0, Out1>(a.kind, a.outer, a.extent, a.inner, a.gather, static_cast<const In*>(a.in),
                                            eng::Outs<Out0, Out1>{static_cast<Out0*>(a.out0), static_cast<Out1*>(a.out1), a.out_map},
-                                           a.workspace, a.params, a.stream, a.cc, a.num_sms, a.pdl, rows_lpt, a.counters, a.tuning);
+                                           a.workspace, prm, a.stream, a.cc, a.num_sms, a.pdl, rows_lpt, a.counters, a.tuning);
 }
 
 // Op I's step on input In: the first output wide when dtype= widened it.

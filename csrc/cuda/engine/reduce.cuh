@@ -424,6 +424,30 @@ __device__ __forceinline__ typename Op::Acc lane_values(int cnt, int64_t i0, con
   }
 }
 
+// The first cnt (< G) values of a lane already in registers (a short lane read by a whole lane's
+// vectors; the values after them are not the lane's), whose first value has index i0: the same
+// values in the same order as lane_values.
+template <class In, class Op>
+__device__ __forceinline__ typename Op::Acc short_lane_from_regs(const uint4 (&r)[4], int cnt, int64_t i0, const red::Params& prm) {
+  constexpr int G = 64 / sizeof(In);
+  using T = typename Op::T;
+  const In* e = reinterpret_cast<const In*>(r);
+  if constexpr (RK_FAULT_IS(DimsDropLaneTail)) cnt -= cnt < G ? 1 : 0;  // planted: a short lane loses its last value
+  if constexpr (RK_FAULT_IS(RowsShortLaneWhole)) cnt = G;  // planted: the bytes past the row enter too
+  if constexpr (Op::kBatched) {
+    T v[G];
+#pragma unroll
+    for (int k = 0; k < G; ++k) v[k] = k < cnt ? to_acc<T>(e[k]) : T(0);
+    return Op::lane(v, cnt, i0, prm);
+  } else {
+    auto acc = Op::identity();
+#pragma unroll
+    for (int k = 0; k < G; ++k)
+      if (k < cnt) acc = Op::enter(acc, to_acc<T>(e[k]), i0 + k, prm);
+    return acc;
+  }
+}
+
 // One lane of cnt (<= G) values at p by scalar loads (a short lane).
 template <class In, class Op>
 __device__ __forceinline__ typename Op::Acc lane_scalar(const In* __restrict__ p, int cnt, int64_t i0, const red::Params& prm) {
@@ -431,9 +455,16 @@ __device__ __forceinline__ typename Op::Acc lane_scalar(const In* __restrict__ p
 }
 
 // One lane: cnt (<= G) consecutive values at p, whose first has index i0. A whole lane's 16-byte
-// loads (four, or five when p is misaligned) are issued before any is used; a short lane, and a
-// misaligned one whose granules reach outside the tensor's bytes `bx`, takes scalar loads.
-template <class In, class Op>
+// loads (four, or five when p is misaligned) are issued before any is used. A short lane (a row's
+// last) of 4- and 8-byte values takes the same loads where their granules lie inside the tensor's
+// bytes `bx`, and enters only its own cnt values; other short lanes, and a lane whose granules
+// reach outside `bx` (the tensor's last), take element loads. Measured (benchmarks/rows_fill.py,
+// H100, rows one value short of 16-136 whole lanes, against element loads in the same build,
+// NOTES.md session 53): sum float32 0.94-1.00 of the time, count_nonzero float64 0.89-1.01, argmax
+// float32 0.96-1.04; on 16-bit values it lost (mean float16 0.96-1.06, var_mean float16 1.02-1.09,
+// amax bfloat16 0.97-1.15: more registers and spills in their kernels), so they keep element loads.
+// kShort: the rows kernel's lanes (the gather step's lanes keep element loads: not measured there).
+template <class In, class Op, bool kShort = false>
 __device__ __forceinline__ typename Op::Acc lane_reduce(const In* __restrict__ p, int cnt, int64_t i0, const red::Params& prm,
                                                         const Bounds& bx) {
   constexpr int G = 64 / sizeof(In);
@@ -441,6 +472,13 @@ __device__ __forceinline__ typename Op::Acc lane_reduce(const In* __restrict__ p
     uint4 r[4];
     load_vectors<In, 4>(p, r);
     return lane_from_regs<In, Op>(r, i0, prm);
+  }
+  if constexpr (kShort && sizeof(In) >= 4) {
+    if (prm.short_vectors && bx.holds(p, aligned16(p) ? 4 : 5)) {
+      uint4 r[4];
+      load_vectors<In, 4>(p, r);
+      return short_lane_from_regs<In, Op>(r, cnt, i0, prm);
+    }
   }
   return lane_scalar<In, Op>(p, cnt, i0, prm);
 }
@@ -480,7 +518,7 @@ __device__ __forceinline__ typename Op::Acc lanes_up_front(const In* __restrict_
 #pragma unroll
     for (int j = 0; j < K; ++j) {
       const int64_t s = start + j * G;
-      a[j] = lane0 + j < lanes ? lane_reduce<In, Op>(xr + s, static_cast<int>(L - s < G ? L - s : G), s, prm, bx) : Op::identity();
+      a[j] = lane0 + j < lanes ? lane_reduce<In, Op, true>(xr + s, static_cast<int>(L - s < G ? L - s : G), s, prm, bx) : Op::identity();
     }
   }
   if constexpr (RK_FAULT_IS(RowsLanesDropLast)) a[K - 1] = Op::identity();  // planted: the thread's last lane is lost
@@ -684,7 +722,7 @@ __global__ void __launch_bounds__(kThreads, kRowsMinBlocks<In, Op, kUp>)
     const In* xr = x + row * L;
     const Bounds bx = bounds_of(x, K * L);
     if constexpr (kUp == 1) {
-      if (t < lanes) acc = lane_reduce<In, Op>(xr + t * G, static_cast<int>(L - t * G < G ? L - t * G : G), t * G, prm, bx);
+      if (t < lanes) acc = lane_reduce<In, Op, true>(xr + t * G, static_cast<int>(L - t * G < G ? L - t * G : G), t * G, prm, bx);
     } else if constexpr (kUp > 1) {
       if (t * kUp < lanes) acc = lanes_up_front<In, Op, kUp>(xr, L, lanes, t * kUp, prm, bx);
     } else {
@@ -698,7 +736,7 @@ __global__ void __launch_bounds__(kThreads, kRowsMinBlocks<In, Op, kUp>)
 #pragma unroll 1
       for (int j = 0; j < LPT; ++j) {
         const int64_t lane = t * LPT + j, start = lane * G;
-        acc = lane < lanes ? lane_reduce<In, Op>(xr + start, static_cast<int>(L - start < G ? L - start : G), start, prm, bx)
+        acc = lane < lanes ? lane_reduce<In, Op, true>(xr + start, static_cast<int>(L - start < G ? L - start : G), start, prm, bx)
                            : Op::identity();
         if constexpr (RK_FAULT_IS(RowsLanesDropLast)) {
           if (j == LPT - 1) acc = Op::identity();  // planted: the thread's last lane is lost

@@ -19,7 +19,8 @@
 # $OUT/res/h200), ops (bench_ops.py into $OUT/res/h200), sweep (benchmarks/sweep.py on the GPU into
 # $OUT/res/$SWEEP_DIR (default sweep); SWEEP_CASES, SWEEP_TIMEOUT, SWEEP_ARGS), host_cost (benchmarks/host_cost.py:
 # where eager calls' host time goes; HOST_COST_SWEEP, HOST_COST_WORST), fused_pair (benchmarks/fused_pair.py:
-# named cases with the one-launch and the two-launch finish; FUSED_PAIR_CASES), notebook (benchmarks/notebooks/tour.ipynb
+# named cases with the one-launch and the two-launch finish; FUSED_PAIR_CASES), rows_fill (benchmarks/rows_fill.py: rows
+# against their lane count, short lanes by vectors and by elements; ROWS_FILL_ARGS), notebook (benchmarks/notebooks/tour.ipynb
 # executed into $OUT/res/tour.ipynb; nbclient, nbformat and ipykernel installed offline from
 # .whl/notebook/ when missing), distributed (tests/test_distributed.py with NCCL at world size 1 and
 # benchmarks/bench_distributed.py into $OUT/res/h200), distributed2 (the same tests on 2 GPUs and
@@ -139,7 +140,7 @@ if has sanitize_ops; then
   # Errors in reducekit's kernels only (SAN_OURS): these tests call torch's own reductions as
   # references (initcheck flags their staging reads) and cuda-python's driver lookups report
   # failed cuGetProcAddress calls; neither is ours.
-  SAN_OURS=1 sanitize_suite ops test_ops.py "cuda and (values_against_float64 or rows_lanes_per_thread)"
+  SAN_OURS=1 sanitize_suite ops test_ops.py "cuda and (values_against_float64 or rows_lanes_per_thread or short_lanes)"
 fi
 if has sanitize_gather; then
   log "compute-sanitizer: the gather step (several reduced dims read through the dims: rows form and columns form)"
@@ -262,6 +263,12 @@ if has fused_pair; then
   timeout ${FUSED_PAIR_TIMEOUT:-120} python3 benchmarks/fused_pair.py --cases ${FUSED_PAIR_CASES:-welford} \
     --out "$OUT/res/fused_pair_${FUSED_PAIR_CASES:-welford}" 2>&1 | tee "$OUT/res/fused_pair.log" | tail -12
   verdict fused_pair "${PIPESTATUS[0]}"
+fi
+if has rows_fill; then
+  log "rows against their lane count at fixed bytes, short lanes by vectors and by elements (benchmarks/rows_fill.py; ROWS_FILL_ARGS)"
+  timeout ${ROWS_FILL_TIMEOUT:-300} python3 benchmarks/rows_fill.py --old-too --out "$OUT/res/rows_fill" ${ROWS_FILL_ARGS:-} 2>&1 \
+    | tee "$OUT/res/rows_fill.log" | tail -120
+  verdict rows_fill "${PIPESTATUS[0]}"
 fi
 if has host_cost; then
   log "host cost of eager calls (benchmarks/host_cost.py: the sweep's cases whose eager ratio trails the graph ratio)"

@@ -261,11 +261,12 @@ SHORT_LANES = [3, 4, 17, 33, 65, 136]
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int32, torch.int8], ids=str)
 @pytest.mark.parametrize("op", sorted(LANES_OPS) + ["sum"])
 def test_short_lanes_keep_the_bits(op, dtype):
-    """A row's short last lane read by a whole lane's 16-byte loads (its own values entered, the
-    bytes after them ignored) gives the bits of the element loads it replaced (the
-    _rows_short_vectors hook), for every lanes-per-thread count of the operators' rows kernel; and
-    the values are torch's (exact for sums of integers, extrema, indices and counts; sums of
-    floats within the order's bound)."""
+    """A row's short last lane read by a whole lane's 16-byte loads (4- and 8-byte values: its own
+    values entered, the bytes after them ignored) gives the bits of the element loads it replaced
+    (the _rows_short_vectors hook), by the rule's lanes per thread and, for the batched operators,
+    at 1, 2 and 4 forced; 16-bit and byte rows keep element loads either way. And the values are
+    torch's (exact for sums of integers, extrema, indices and counts; sums of floats within the
+    order's bound)."""
     if not dtype.is_floating_point and op not in ("sum", "amax", "argmax", "argmin", "aminmax"):
         pytest.skip("a floating operator (count_nonzero's helper rounds floats)")
     f = (lambda t, d: reducekit.sum(t, d)) if op == "sum" else LANES_OPS[op]
@@ -313,9 +314,8 @@ def test_short_lanes_keep_the_bits(op, dtype):
                 elif op != "prod":  # prod's values are OpInfo's to judge (its input rounds to the dtype first); its bits are checked above
                     e = {"vector_norm": lambda t, d: torch.linalg.vector_norm(t, 3, d)}.get(op, lambda t, d: getattr(torch, op)(t, d))(x.double(), 1)
                     for a, b in zip(r, e if isinstance(e, tuple) else (e,)):
-                        # a lost or doubled value moves a row's mean by about 1/L of itself: past these
-                        # for the float32 and float64 rows (16-bit rows: the next row's values entering
-                        # move the mean by far more than the rounding allowed here)
+                        # a lost or doubled value moves a float32 or float64 row's mean by about 1/L of
+                        # itself, past 1e-5; on 16-bit rows only the bits comparison above sees that
                         torch.testing.assert_close(a.double(), b.double(), rtol=2.0**-7 if item == 2 else 1e-5, atol=1e-6)
     finally:
         reducekit._C._ops_rows_lanes(0)

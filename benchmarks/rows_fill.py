@@ -24,21 +24,18 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+import types  # noqa: E402
+
 import torch  # noqa: E402
 
 import reducekit  # noqa: E402
 from reducekit.bench.timing import Rotation, environment, read_ceiling, time_cuda_graph  # noqa: E402
+from sweep import calls  # noqa: E402  (the sweep's reducekit call of an op over dims)
 
 # (op, dtype): among the sweep's rows cases farthest above our full sum (NOTES.md, session 53).
 CASES = [("mean", "float16"), ("count_nonzero", "float64"), ("var_mean", "float16"), ("amax", "bfloat16"),
          ("sum", "float32"), ("argmax", "float32")]
 LANES = [8, 9, 12, 16, 17, 24, 32, 33, 48, 64, 65, 75, 96, 128, 129, 136, 192, 256]
-
-
-def op_fn(op):
-    if op == "count_nonzero":
-        return lambda v: reducekit.count_nonzero(v, 1)
-    return lambda v: getattr(reducekit, op)(v, 1)
 
 
 def bits(r):
@@ -71,8 +68,8 @@ def main():
             g = torch.Generator(device=dev).manual_seed(53 + lanes)
             x = (torch.randn((K, L), device=dev, generator=g) + 1).to(dtype)
             rot = Rotation(x, cold)
-            full = Rotation(x.view(-1), cold)
-            fn = op_fn(op)
+            full = types.SimpleNamespace(views=[v.view(-1) for v in rot.views])  # the same copies, as one row
+            fn = calls({"op": op, "dims": [1]})[0]
             r = {"op": op, "dtype": dt, "lanes": lanes, "K": K, "L": L, "bytes": K * L * item}
             r["us"] = time_cuda_graph(fn, rot)
             r["full_sum_us"] = time_cuda_graph(lambda v: reducekit.sum(v), full)
@@ -96,10 +93,11 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "rows_fill.json"), "w") as f:
         json.dump({"env": env, "mib": args.mib, "rows": rows}, f, indent=1)
+    both = any("old_us" in r for r in rows)
     lines = [f"{env.get('device_name', '')}, {env.get('date', '')}; rows of K x L values ({'one value' if args.tail < 0 else f'{args.tail} bytes'} short of whole lanes of 64 bytes), "
              f"about {args.mib:g} MiB, over dim 1; interleaved graph timing, cold L2; us.", "",
-             "| op | dtype | lanes | K | L | us | full sum us | / full sum | % ceiling |" + (" before us | new / before | bits |" if any("old_us" in r for r in rows) else ""),
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|---|" if any("old_us" in r for r in rows) else "")]
+             "| op | dtype | lanes | K | L | us | full sum us | / full sum | % ceiling |" + (" before us | new / before | bits |" if both else ""),
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|---|" if both else "")]
     for r in rows:
         extra = f" {r['old_us']:.1f} | {r['us'] / r['old_us']:.3f} | {'same' if r['same_bits'] else 'DIFFER'} |" if "old_us" in r else ""
         lines.append(f"| {r['op']} | {r['dtype']} | {r['lanes']} | {r['K']} | {r['L']} | {r['us']:.1f} | {r['full_sum_us']:.1f} | "

@@ -322,6 +322,37 @@ def test_short_lanes_keep_the_bits(op, dtype):
         reducekit._C._rows_short_vectors(True)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("op", sorted(LANES_OPS) + ["sum"])
+def test_short_lanes_never_read_the_next_row(op, dtype, device):
+    """The bytes after a row's short last lane (the next row's first values, which the CUDA rows
+    kernel loads with that lane and must not enter) hold NaN, +inf, -inf or -0.0 in every other row:
+    the rows between keep the bits they have when those values are finite, with the short lanes
+    read by vectors and by element loads."""
+    item = torch.empty((), dtype=dtype).element_size()
+    hooks = (True, False) if device == "cuda" else (None,)
+    f = (lambda t, d: reducekit.sum(t, d)) if op == "sum" else LANES_OPS[op]
+    specials = [math.nan, math.inf, -math.inf, -0.0]
+    try:
+        for lanes in SHORT_LANES:
+            for short_bytes in (16, item):
+                L = (lanes * 64 - short_bytes) // item
+                clean = _data((37, L), dtype, device, f"next{lanes}-{short_bytes}", mean=1.0)
+                x = clean.clone()
+                for r in range(1, 37, 2):
+                    x[r, 0] = specials[(r // 2) % 4]
+                for vectors in hooks:
+                    if vectors is not None:
+                        reducekit._C._rows_short_vectors(vectors)
+                    got, want = f(x, 1), f(clean, 1)
+                    for a, b in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+                        assert same_bits(a[0::2], b[0::2]), f"{op} {dtype} rows of {L} values: a row took its successor's special"
+    finally:
+        if device == "cuda":
+            reducekit._C._rows_short_vectors(True)
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32, torch.float64, torch.int8], ids=str)
 @pytest.mark.parametrize("op", ["sum", "mean", "var_mean", "argmax", "amax", "logsumexp", "count_nonzero"])

@@ -720,6 +720,50 @@ def exact_dims_later_block(run: dict | None, path: str, before: dict | None, bef
     return "\n".join(lines)
 
 
+# Rows that end in a short lane (benchmarks/rows_fill.py, session 53): the same lane counts with three
+# endings, and the short lane by vectors against element loads.
+ROWS_FILL_ENDINGS = (("whole lanes", "benchmarks/results/h200/s53/run3_tails_ncu/fill_t0/rows_fill.json"),
+                     ("16 bytes short", "benchmarks/results/h200/s53/run3_tails_ncu/fill_t16/rows_fill.json"),
+                     ("one value short", "benchmarks/results/h200/s53/run3_tails_ncu/fill_t-1/rows_fill.json"))
+ROWS_FILL_VECTORS = "benchmarks/results/h100/s53/run4_short_vectors/rows_fill.json"
+
+
+def rows_fill_block(endings: list, vectors: dict | None) -> str:
+    """endings: (label, path, run) per ending, the rows kernel before session 53 (each file's
+    element-load column, `old_us`); vectors: a run timing the short lane by vectors (`us`) and by
+    element loads (`old_us`) in one build."""
+    if any(run is None for _, _, run in endings):
+        return f"(no result file yet: `{endings[0][1]}`)"
+    env = endings[0][2]["env"]
+    rows = {}
+    for label, _, run in endings:
+        for r in run["rows"]:
+            rows.setdefault((r["op"], r["dtype"], r["lanes"]), {})[label] = r["old_us"]
+    labels = [label for label, _, _ in endings]
+    lines = [para(f"{env.get('gpu', '?')}, {env.get('date', '?')}, torch {env.get('torch', '?')}; rows of the same lane counts "
+                  f"(lanes of 64 bytes) with three endings, about {endings[0][2]['mib']:g} MiB each, over dim 1, graph timing, "
+                  f"the plain rows kernel of before session 53 (element loads for a short lane; that run's build also held the "
+                  f"dropped packed rows: NOTES.md, session 53); generated from "
+                  + ", ".join(f"`{path}`" for _, path, _ in endings) + "."), "",
+             f"| op | dtype | lanes | {labels[0]} us | " + " | ".join(f"{lab} / {labels[0]}" for lab in labels[1:]) + " |",
+             "|---|---|---:|---:|" + "---:|" * (len(labels) - 1)]
+    for (op, dt, lanes), t in rows.items():
+        lines.append(f"| {op} | {dt} | {lanes} | {t[labels[0]]:.1f} | " + " | ".join(f"{t[lab] / t[labels[0]]:.2f}" for lab in labels[1:]) + " |")
+    if vectors is None:
+        return "\n".join(lines + ["", f"(no result file yet: `{ROWS_FILL_VECTORS}`)"])
+    venv, spans = vectors["env"], {}
+    for r in vectors["rows"]:
+        spans.setdefault((r["op"], r["dtype"]), []).append((r["us"] / r["old_us"], r["same_bits"]))
+    lines += ["", para(f"The short lane by vectors against element loads, same build ({venv.get('gpu', '?')}, {venv.get('date', '?')}; "
+                       f"rows one value short of {min(r['lanes'] for r in vectors['rows'])}-{max(r['lanes'] for r in vectors['rows'])} "
+                       f"lanes, about {vectors['mib']:g} MiB; generated from `{ROWS_FILL_VECTORS}`; main keeps the vectors for 4- and "
+                       f"8-byte values):"), "",
+              "| op | dtype | vectors / element loads | bits the same |", "|---|---|---:|---|"]
+    for (op, dt), v in spans.items():
+        lines.append(f"| {op} | {dt} | {min(x for x, _ in v):.2f}-{max(x for x, _ in v):.2f} | {sum(b for _, b in v)} of {len(v)} |")
+    return "\n".join(lines)
+
+
 def _bench_script(name: str):
     """A module of benchmarks/ (a script beside this one), imported by name."""
     import importlib
@@ -789,6 +833,7 @@ def blocks(root: str = ROOT) -> dict[str, str]:
         "misaligned": misaligned_block(load(MISALIGNED), MISALIGNED),
         "exact_dims": exact_dims_block(load(EXACT_DIMS), EXACT_DIMS, load(EXACT_FAMILIES), EXACT_FAMILIES, load(EXACT_DIMS_H100),
                                        EXACT_DIMS_H100),
+        "rows_fill": rows_fill_block([(label, path, load(path)) for label, path in ROWS_FILL_ENDINGS], load(ROWS_FILL_VECTORS)),
         "exact_dims_later": exact_dims_later_block(load(EXACT_DIMS_LATER), EXACT_DIMS_LATER, load(EXACT_DIMS_LATER_BEFORE),
                                                    EXACT_DIMS_LATER_BEFORE, EXACT_DIMS_LATER_DTYPES),
     }

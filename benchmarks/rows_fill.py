@@ -94,7 +94,7 @@ def main():
     with open(os.path.join(args.out, "rows_fill.json"), "w") as f:
         json.dump({"env": env, "mib": args.mib, "rows": rows}, f, indent=1)
     both = any("old_us" in r for r in rows)
-    lines = [f"{env.get('device_name', '')}, {env.get('date', '')}; rows of K x L values ({'one value' if args.tail < 0 else f'{args.tail} bytes'} short of whole lanes of 64 bytes), "
+    lines = [f"{env.get('gpu', '')}, {env.get('date', '')}; rows of K x L values ({'one value' if args.tail < 0 else f'{args.tail} bytes'} short of whole lanes of 64 bytes), "
              f"about {args.mib:g} MiB, over dim 1; interleaved graph timing, cold L2; us.", "",
              "| op | dtype | lanes | K | L | us | full sum us | / full sum | % ceiling |" + (" before us | new / before | bits |" if both else ""),
              "|---|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|---|" if both else "")]

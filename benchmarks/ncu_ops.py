@@ -25,7 +25,8 @@ p.add_argument("--dtype", default="float32")
 p.add_argument("--lpt", type=int, default=0)
 p.add_argument("--calls", type=int, default=4)
 p.add_argument("--family", default=None, help="exact's data family (normal, gradient, wide, ...)")
-p.add_argument("--no-short-vectors", action="store_true", help="a row's short last lane by element loads (_rows_short_vectors(False))")
+p.add_argument("--short-lanes", type=int, default=0, choices=(-1, 0, 1),
+               help="a row's short last lane: -1 element loads, 1 a whole lane's vectors, 0 the rule (_rows_short_lanes)")
 a = p.parse_args()
 shape = tuple(a.shape) if a.shape else (a.n,)
 dt = getattr(torch, a.dtype)
@@ -40,7 +41,7 @@ else:
         x = x.permute([a.perm.index(i) for i in range(len(shape))])
         assert tuple(x.shape) == shape
 reducekit._C._ops_rows_lanes(a.lpt)
-reducekit._C._rows_short_vectors(not a.no_short_vectors)
+reducekit._C._rows_short_lanes(a.short_lanes)
 if a.op == "exact_sum":
     def fn(v, *d):
         return reducekit.sum(v, *d, method="exact")

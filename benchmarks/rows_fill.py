@@ -9,8 +9,9 @@ each lane count, K rows of that length totalling about --mib MiB (inputs rotated
 L2, interleaved graph timing: reducekit/bench/timing.py) are reduced over dim 1, beside our full
 sum of the same bytes. --tail sets how the rows end: whole lanes, 16 bytes short (aligned rows, a
 short last lane) or one value short (misaligned rows too). With --old-too each case is timed again
-with a short last lane read by element loads (the _rows_short_vectors(False) hook: the code before
-session 53), and the two results' bits compared.
+with a short last lane read by element loads (the _rows_short_lanes(-1) hook: the loads before
+session 53), and the two results' bits compared; --vectors times the first with a whole lane's
+vectors for every operator (_rows_short_lanes(1)) rather than the rule.
 
 Writes rows_fill.json and rows_fill.md under --out.
 """
@@ -51,13 +52,17 @@ def main():
     ap.add_argument("--tail", type=int, default=-1, help="bytes short of whole lanes of 64 bytes: -1 (default) one value "
                     "(misaligned rows with a short last lane), 0 whole lanes, 16 aligned rows with a short last lane")
     ap.add_argument("--cases", nargs="+", help="op:dtype pairs (default: CASES)")
-    ap.add_argument("--old-too", action="store_true", help="also time each case with short lanes by element loads (_rows_short_vectors(False))")
+    ap.add_argument("--old-too", action="store_true", help="also time each case with short lanes by element loads (_rows_short_lanes(-1))")
+    ap.add_argument("--vectors", action="store_true", help="short lanes by a whole lane's vectors for every operator (_rows_short_lanes(1)), "
+                    "not the rule")
     args = ap.parse_args()
     dev = torch.device("cuda")
     env = environment(dev)
     env["read_ceiling"] = read_ceiling(dev)
     cold = 4 * torch.cuda.get_device_properties(dev).L2_cache_size
-    hook = getattr(reducekit._C, "_rows_short_vectors", None)
+    hook = reducekit._C._rows_short_lanes
+    mode = 1 if args.vectors else 0
+    hook(mode)
     rows = []
     for op, dt in [tuple(c.split(":")) for c in args.cases] if args.cases else CASES:
         dtype = getattr(torch, dt)
@@ -73,14 +78,14 @@ def main():
             r = {"op": op, "dtype": dt, "lanes": lanes, "K": K, "L": L, "bytes": K * L * item}
             r["us"] = time_cuda_graph(fn, rot)
             r["full_sum_us"] = time_cuda_graph(lambda v: reducekit.sum(v), full)
-            if args.old_too and hook is not None:
+            if args.old_too:
                 new = bits(fn(x))
-                hook(False)
+                hook(-1)
                 try:
                     r["old_us"] = time_cuda_graph(fn, rot)
                     old = bits(fn(x))
                 finally:
-                    hook(True)
+                    hook(mode)
                 r["same_bits"] = all(torch.equal(a, b) for a, b in zip(new, old))
             r["pct_ceiling"] = 100 * r["bytes"] / (r["us"] * 1e-6) / 1e9 / env["read_ceiling"]["gbps"]
             rows.append(r)
@@ -92,7 +97,7 @@ def main():
             torch.cuda.empty_cache()
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "rows_fill.json"), "w") as f:
-        json.dump({"env": env, "mib": args.mib, "rows": rows}, f, indent=1)
+        json.dump({"env": env, "mib": args.mib, "tail": args.tail, "short_lanes": "vectors" if args.vectors else "rule", "rows": rows}, f, indent=1)
     both = any("old_us" in r for r in rows)
     lines = [f"{env.get('gpu', '')}, {env.get('date', '')}; rows of K x L values ({'one value' if args.tail < 0 else f'{args.tail} bytes'} short of whole lanes of 64 bytes), "
              f"about {args.mib:g} MiB, over dim 1; interleaved graph timing, cold L2; us.", "",

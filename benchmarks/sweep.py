@@ -261,16 +261,24 @@ def main():
     ap.add_argument("--no-fused-finish", action="store_true",
                     help="CUDA: split rows and columns finish in a second launch (pairwise_finish_kernel) instead of their last "
                          "blocks (the rule since session 47), for a same-run comparison (the same bits)")
+    ap.add_argument("--short-lanes", type=int, default=0, choices=(-1, 0, 1),
+                    help="CUDA: how the rows kernel reads a row's short last lane (-1 element loads, as before session 53; 1 a "
+                         "whole lane's vectors for every operator; 0 the rule), for a same-run comparison (the same bits)")
     ap.add_argument("--max-mib", type=float, default=0,
                     help="time only the cases of at most this many MiB (the draw is the same: the others are skipped)")
     ap.add_argument("--only-multi", action="store_true",
                     help="time only the cases whose plan has several steps (the draw is the same: the others are skipped)")
     ap.add_argument("--only-ops", default="", help="comma-separated ops: time only these (the draw is the same)")
     ap.add_argument("--only-dtypes", default="", help="comma-separated dtypes: time only these (the draw is the same)")
+    ap.add_argument("--only-plans", default="", help="comma-separated plan classes (plan_class: rows, columns wide, aligned, ...): "
+                    "time only these (the draw is the same)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     only_ops = set(filter(None, args.only_ops.split(",")))
     only_dtypes = set(filter(None, args.only_dtypes.split(",")))
+    only_plans = set(filter(None, args.only_plans.split(",")))
+    if args.short_lanes:
+        reducekit._C._rows_short_lanes(args.short_lanes)
     if args.columns_loads:
         reducekit._C._dims_columns_config(0, 0, 0, args.columns_loads)
     if args.no_gather:
@@ -296,7 +304,7 @@ def main():
         case = draw(rng, None if cuda else args.cpu_max_mib)
         plan = plan_class(case)
         if (args.only_multi and "+" not in plan) or (only_ops and case["op"] not in only_ops) \
-                or (only_dtypes and case["dtype"] not in only_dtypes):
+                or (only_dtypes and case["dtype"] not in only_dtypes) or (only_plans and plan not in only_plans):
             continue
         if args.max_mib and math.prod(case["shape"]) * getattr(torch, case["dtype"]).itemsize > args.max_mib * 2**20:
             continue
@@ -347,7 +355,9 @@ def main():
            "threads": torch.get_num_threads(), "torch": torch.__version__, "seed": args.seed, "cases": len(rows), "cases_drawn_for": args.cases,
            "cpu_max_mib": None if cuda else args.cpu_max_mib, "columns_loads": args.columns_loads, "no_gather": args.no_gather, "no_fused_finish": args.no_fused_finish, "max_mib": args.max_mib,
            "gather_staged": args.gather_staged,
-           "only_multi": args.only_multi, "only_ops": sorted(only_ops), "only_dtypes": sorted(only_dtypes), "rows": rows}
+           "short_lanes": args.short_lanes,
+           "only_multi": args.only_multi, "only_ops": sorted(only_ops), "only_dtypes": sorted(only_dtypes), "only_plans": sorted(only_plans),
+           "rows": rows}
     os.makedirs(args.out, exist_ok=True)
     stem = os.path.join(args.out, f"sweep_{args.device}")
     with open(stem + ".json", "w") as f:

@@ -261,10 +261,10 @@ SHORT_LANES = [3, 4, 17, 33, 65, 136]
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int32, torch.int8], ids=str)
 @pytest.mark.parametrize("op", sorted(LANES_OPS) + ["sum"])
 def test_short_lanes_keep_the_bits(op, dtype):
-    """A row's short last lane read by a whole lane's 16-byte loads (4- and 8-byte values: its own
-    values entered, the bytes after them ignored) gives the bits of the element loads it replaced
-    (the _rows_short_vectors hook), by the rule's lanes per thread and, for the batched operators,
-    at 1, 2 and 4 forced; 16-bit and byte rows keep element loads either way. And the values are
+    """A row's short last lane read by a whole lane's 16-byte loads (its own values entered, the
+    bytes after them ignored) gives the bits of element loads, and so does the rule between them
+    (the _rows_short_lanes hook: 1, 0, -1), by the rule's lanes per thread and, for the batched
+    operators, at 1, 2 and 4 forced, on every dtype. And the values are
     torch's (exact for sums of integers, extrema, indices and counts; sums of floats within the
     order's bound)."""
     if not dtype.is_floating_point and op not in ("sum", "amax", "argmax", "argmin", "aminmax"):
@@ -284,16 +284,16 @@ def test_short_lanes_keep_the_bits(op, dtype):
                 got = {}
                 for lpt in lanes_forms:
                     reducekit._C._ops_rows_lanes(lpt)
-                    for vectors in (True, False):
-                        reducekit._C._rows_short_vectors(vectors)
+                    for mode in (1, 0, -1):
+                        reducekit._C._rows_short_lanes(mode)
                         r = f(x, 1)
-                        got[(lpt, vectors)] = list(r) if isinstance(r, tuple) else [r]
-                ref = got[(lanes_forms[0], False)]
+                        got[(lpt, mode)] = list(r) if isinstance(r, tuple) else [r]
+                ref = got[(lanes_forms[0], -1)]
                 for key, r in got.items():
                     for a, b in zip(r, ref):
-                        assert same_bits(a, b), f"{op} {dtype} rows of {L} values: (lanes a thread, short vectors) {key} changed the bits"
+                        assert same_bits(a, b), f"{op} {dtype} rows of {L} values: (lanes a thread, short-lane mode) {key} changed the bits"
                 reducekit._C._ops_rows_lanes(0)
-                reducekit._C._rows_short_vectors(True)
+                reducekit._C._rows_short_lanes(0)
                 r = f(x, 1)
                 r = r if isinstance(r, tuple) else (r,)
                 if op == "sum" and dtype.is_floating_point:
@@ -319,7 +319,7 @@ def test_short_lanes_keep_the_bits(op, dtype):
                         torch.testing.assert_close(a.double(), b.double(), rtol=2.0**-7 if item == 2 else 1e-5, atol=1e-6)
     finally:
         reducekit._C._ops_rows_lanes(0)
-        reducekit._C._rows_short_vectors(True)
+        reducekit._C._rows_short_lanes(0)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -331,7 +331,7 @@ def test_short_lanes_never_read_the_next_row(op, dtype, device):
     the rows between keep the bits they have when those values are finite, with the short lanes
     read by vectors and by element loads."""
     item = torch.empty((), dtype=dtype).element_size()
-    hooks = (True, False) if device == "cuda" else (None,)
+    hooks = (1, -1) if device == "cuda" else (None,)
     f = (lambda t, d: reducekit.sum(t, d)) if op == "sum" else LANES_OPS[op]
     specials = [math.nan, math.inf, -math.inf, -0.0]
     try:
@@ -342,15 +342,15 @@ def test_short_lanes_never_read_the_next_row(op, dtype, device):
                 x = clean.clone()
                 for r in range(1, 37, 2):
                     x[r, 0] = specials[(r // 2) % 4]
-                for vectors in hooks:
-                    if vectors is not None:
-                        reducekit._C._rows_short_vectors(vectors)
+                for mode in hooks:
+                    if mode is not None:
+                        reducekit._C._rows_short_lanes(mode)
                     got, want = f(x, 1), f(clean, 1)
                     for a, b in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
                         assert same_bits(a[0::2], b[0::2]), f"{op} {dtype} rows of {L} values: a row took its successor's special"
     finally:
         if device == "cuda":
-            reducekit._C._rows_short_vectors(True)
+            reducekit._C._rows_short_lanes(0)
 
 
 @pytest.mark.cuda

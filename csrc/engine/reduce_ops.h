@@ -50,9 +50,9 @@ struct Params {
   double p = 2.0;           // NormOrd::P
   int ip = 0;               // p when it is an integer 3..kMaxIntPow (multiplied out, no pow), else 0
   bool sqrt = false;        // Welford: std (and std_mean) rather than var
-  // CUDA engine rows of 4- and 8-byte values: a row's short last lane whose 16-byte granules lie
-  // inside the tensor takes a whole lane's vector loads (reduce.cuh, lane_reduce); false (a test and
-  // benchmark hook, _rows_short_vectors): element loads, as before session 53. The same bits.
+  // CUDA engine rows: a row's short last lane whose 16-byte granules lie inside the tensor takes a
+  // whole lane's vector loads (reduce.cuh, lane_reduce); false: element loads (family.cuh's rule,
+  // rows_short_vectors, and the hook _rows_short_lanes). The same bits either way.
   bool short_vectors = true;
 };
 

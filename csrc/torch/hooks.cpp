@@ -58,13 +58,15 @@ void bind_hooks(pybind11::module_& m) {
     return old;
   }, "Tuning hook: force the operators' rows kernel lanes per thread; 0 restores the rule. Returns the previous value.",
      pybind11::arg("lpt"));
-  m.def("_rows_short_vectors", [](bool enabled) {
-    const bool old = tuning_overrides().short_lanes >= 0;
-    tuning_overrides().short_lanes = enabled ? 0 : -1;
+  m.def("_rows_short_lanes", [](int mode) {
+    TORCH_CHECK_VALUE(mode >= -1 && mode <= 1, "reducekit._C._rows_short_lanes: mode must be -1 (element loads), 0 (the rule) or 1 "
+                      "(a whole lane's vectors), got " + std::to_string(mode));
+    const int old = tuning_overrides().short_lanes;
+    tuning_overrides().short_lanes = mode;
     return old;
-  }, "Test and benchmark hook: with False, a row's short last lane in the engine's rows kernels takes element loads (as "
-     "before session 53) instead of a whole lane's 16-byte loads (the same bits); True restores the rule. Returns the "
-     "previous setting.", pybind11::arg("enabled"));
+  }, "Test and benchmark hook: how a row's short last lane is read in the engine's rows kernels, for every operator and "
+     "dtype: -1 element loads (as before session 53), 1 a whole lane's 16-byte loads; 0 restores the rule (vectors "
+     "but for Welford on 16-bit input). The same bits in every mode. Returns the previous mode.", pybind11::arg("mode"));
   m.def("_exact_config", [](int block, int unroll, int bpr) {
     TORCH_CHECK_VALUE(exact_config_supported(block, unroll) && bpr >= 0 && bpr <= (1 << 20),
                       "reducekit._C._exact_config: (block=" + std::to_string(block) + ", unroll=" + std::to_string(unroll) +

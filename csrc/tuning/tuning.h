@@ -26,7 +26,7 @@ struct TuningOverrides {
   int exact_block = 0, exact_unroll = 0;  // method='exact': a compiled (block, unroll) pair (tests)
   int exact_bpr = 0;      // method='exact': blocks per row (tests)
   int exact_warp_min = 0;  // method='exact': the shortest row a warp takes (benchmarks/tune_exact_rows.py; 1 << 30: none)
-  int short_lanes = 0;    // engine rows (CUDA): -1 a short last lane takes element loads, as before session 53 (tests, benchmarks/rows_fill.py: the same bits)
+  int short_lanes = 0;    // engine rows (CUDA), a short last lane: -1 element loads, 1 a whole lane's vectors, for every operator (0: family.cuh's rule; tests, benchmarks: the same bits)
 };
 
 // The CUDA gather step (several reduced dims read through the dims, engine/plan.h) with a reduced

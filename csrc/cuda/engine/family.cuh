@@ -22,6 +22,33 @@ struct IsSelect : std::false_type {};
 template <class T, bool kMax>
 struct IsSelect<red::ArgExt<T, kMax>> : std::true_type {};
 
+template <class Op>
+struct IsWelford : std::false_type {};
+template <class T, class A>
+struct IsWelford<red::Welford<T, A>> : std::true_type {};
+
+// The rule for a row's short last lane in the rows kernel (red::Params::short_vectors): a whole
+// lane's 16-byte loads, or element loads where those lost against them in the same build
+// (NOTES.md, session 54; benchmarks/results/h100/s54, h200/s54):
+//  - argmax and argmin: element loads (the sweep's 198 rows cases, H200, vectors / element loads:
+//    argmax 1.03 in geometric mean, up to 1.40 on int8 rows of 24 bytes; 16-bit rows of 5-17 lanes
+//    1.09-1.18 in rows_fill.py);
+//  - Welford (var, std and their _mean forms) on 16-bit input: element loads (rows_fill.py, H100,
+//    var_mean float16 rows one value short of 17-136 lanes: 1.02-1.07);
+//  - 1-byte values: vectors on rows of at most two lanes (128 bytes), element loads on longer ones
+//    (rows_fill.py, H200, amax and sum int8 rows one value short: 0.52-0.86 at 1 and 2 lanes,
+//    1.05-1.45 at 5, 11 and 17 lanes);
+//  - the rest: vectors (the sweep's rows cases of 4- and 8-byte values 0.99 in geometric mean, mean
+//    float16 and vector_norm 0.78-0.85 at best; rows_fill.py, H100, rows 16 bytes short: 0.75-0.91).
+// TuningOverrides::short_lanes: -1 element loads everywhere, 1 vectors everywhere (tests, benchmarks).
+template <class In, class Op>
+inline bool rows_short_vectors(const TuningOverrides& o, int64_t row_values) {
+  if (o.short_lanes != 0) return o.short_lanes > 0;
+  if (IsSelect<Op>::value || (IsWelford<Op>::value && sizeof(In) == 2)) return false;
+  if (sizeof(In) == 1) return row_values <= 128;
+  return true;
+}
+
 // One step of Op reading In, writing Out0 (and Out1). With `ws` non-null, only the step's
 // workspace bytes are written there.
 template <class In, class Op, class Out0, class Out1 = Out0>
@@ -39,7 +66,7 @@ cudaError_t run(const OpStep& a, size_t* ws) {
     return cudaSuccess;
   }
   red::Params prm = a.params;
-  prm.short_vectors = a.tuning.short_lanes >= 0;
+  prm.short_vectors = rows_short_vectors<In, Op>(a.tuning, a.extent);
   return eng::run_step<In, Op, Out0, Out1>(a.kind, a.outer, a.extent, a.inner, a.gather, static_cast<const In*>(a.in),
                                            eng::Outs<Out0, Out1>{static_cast<Out0*>(a.out0), static_cast<Out1*>(a.out1), a.out_map},
                                            a.workspace, prm, a.stream, a.cc, a.num_sms, a.pdl, rows_lpt, a.counters, a.tuning);

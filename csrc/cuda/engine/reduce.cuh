@@ -455,30 +455,33 @@ __device__ __forceinline__ typename Op::Acc lane_scalar(const In* __restrict__ p
 }
 
 // One lane: cnt (<= G) consecutive values at p, whose first has index i0. A whole lane's 16-byte
-// loads (four, or five when p is misaligned) are issued before any is used. A short lane (a row's
-// last) of 4- and 8-byte values takes the same loads where their granules lie inside the tensor's
-// bytes `bx`, and enters only its own cnt values; other short lanes, and a lane whose granules
-// reach outside `bx` (the tensor's last), take element loads. Measured (benchmarks/rows_fill.py,
-// H100, rows one value short of 16-136 whole lanes, against element loads in the same build,
-// NOTES.md session 53): sum float32 0.94-1.00 of the time, count_nonzero float64 0.89-1.01, argmax
-// float32 0.96-1.04; on 16-bit values it lost (mean float16 0.96-1.06, var_mean float16 1.02-1.09,
-// amax bfloat16 0.97-1.15: more registers and spills in their kernels), so they keep element loads.
-// kShort: the rows kernel's lanes (the gather step's lanes keep element loads: not measured there).
+// loads (four, or five when p is misaligned) are issued before any is used. kShort (the rows
+// kernel's lanes): a row's short last lane takes the same loads where their granules lie inside
+// the tensor's bytes `bx` and prm.short_vectors allows (family.cuh's rule), and enters only its own
+// cnt values; whole and short lanes share one load site, so that a warp holding a row's end issues
+// all its lanes' loads together and branches only after them. A lane whose granules reach outside
+// `bx` (the tensor's last) takes element loads. Measured (benchmarks/rows_fill.py, H100, NOTES.md
+// session 54, the same build with short lanes by elements): rows 16 bytes short of 16, 17, 75 and
+// 136 lanes 0.75-0.91 of the time for sum float32, mean float16, amax bfloat16 and count_nonzero
+// float64, and 1.02-1.07x whole-lane rows of the same bytes at 16, 75 and 136 lanes for the first
+// three; session 53's form (the short lane's vectors on a branch of their own, 4- and 8-byte values
+// only) gained 0-11%: the warp ran its whole lanes' and its short lane's loads one after the other. The gather step's lanes (kShort false) keep one
+// branch for whole lanes and element loads for short ones (not measured there).
 template <class In, class Op, bool kShort = false>
 __device__ __forceinline__ typename Op::Acc lane_reduce(const In* __restrict__ p, int cnt, int64_t i0, const red::Params& prm,
                                                         const Bounds& bx) {
   constexpr int G = 64 / sizeof(In);
-  if (cnt == G && bx.loadable(p, 4)) {
+  if constexpr (kShort) {
+    const bool vec = cnt == G ? bx.loadable(p, 4) : prm.short_vectors && bx.holds(p, aligned16(p) ? 4 : 5);
+    if (vec) {
+      uint4 r[4];
+      load_vectors<In, 4>(p, r);
+      return cnt == G ? lane_from_regs<In, Op>(r, i0, prm) : short_lane_from_regs<In, Op>(r, cnt, i0, prm);
+    }
+  } else if (cnt == G && bx.loadable(p, 4)) {
     uint4 r[4];
     load_vectors<In, 4>(p, r);
     return lane_from_regs<In, Op>(r, i0, prm);
-  }
-  if constexpr (kShort && sizeof(In) >= 4) {
-    if (prm.short_vectors && bx.holds(p, aligned16(p) ? 4 : 5)) {
-      uint4 r[4];
-      load_vectors<In, 4>(p, r);
-      return short_lane_from_regs<In, Op>(r, cnt, i0, prm);
-    }
   }
   return lane_scalar<In, Op>(p, cnt, i0, prm);
 }

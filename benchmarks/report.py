@@ -720,47 +720,72 @@ def exact_dims_later_block(run: dict | None, path: str, before: dict | None, bef
     return "\n".join(lines)
 
 
-# Rows that end in a short lane (benchmarks/rows_fill.py, session 53): the same lane counts with three
-# endings, and the short lane by vectors against element loads.
-ROWS_FILL_ENDINGS = (("whole lanes", "benchmarks/results/h200/s53/run3_tails_ncu/fill_t0/rows_fill.json"),
-                     ("16 bytes short", "benchmarks/results/h200/s53/run3_tails_ncu/fill_t16/rows_fill.json"),
-                     ("one value short", "benchmarks/results/h200/s53/run3_tails_ncu/fill_t-1/rows_fill.json"))
-ROWS_FILL_VECTORS = "benchmarks/results/h100/s53/run4_short_vectors/rows_fill.json"
+# Rows that end in a short lane (benchmarks/rows_fill.py, sessions 53-54): the same lane counts with
+# three endings, the short lane by vectors and by element loads in one build; the sweep's rows cases
+# with each form; short rows of 1- and 2-byte values.
+ROWS_FILL_ENDINGS = (("whole lanes", "benchmarks/results/h100/s54/runA_uniform_loads/fill_t0/rows_fill.json"),
+                     ("16 bytes short", "benchmarks/results/h100/s54/runA_uniform_loads/fill_t16/rows_fill.json"),
+                     ("one value short", "benchmarks/results/h100/s54/runA_uniform_loads/fill_t-1/rows_fill.json"))
+ROWS_FILL_SWEEP = ("benchmarks/results/h200/s54/runC_rows_ab/sweep_rows_m1/sweep_cuda.json",
+                   "benchmarks/results/h200/s54/runC_rows_ab/sweep_rows_m-1/sweep_cuda.json")
+ROWS_FILL_SMALL = "benchmarks/results/h200/s54/runD_small_fault/fill_small/rows_fill.json"
 
 
-def rows_fill_block(endings: list, vectors: dict | None) -> str:
-    """endings: (label, path, run) per ending, the rows kernel before session 53 (each file's
-    element-load column, `old_us`); vectors: a run timing the short lane by vectors (`us`) and by
-    element loads (`old_us`) in one build."""
+def _gm(v: list) -> float:
+    return math.exp(sum(map(math.log, v)) / len(v))
+
+
+def rows_fill_block(endings: list, sweep_ab: tuple | None, small: dict | None) -> str:
+    """endings: (label, path, run) per ending, each run timing the short lane by vectors (`us`) and by
+    element loads (`old_us`) in one build; sweep_ab: the sweep's rows cases with short lanes by
+    vectors and by element loads (two runs of one draw); small: rows of a few lanes, both forms."""
     if any(run is None for _, _, run in endings):
         return f"(no result file yet: `{endings[0][1]}`)"
     env = endings[0][2]["env"]
     rows = {}
     for label, _, run in endings:
         for r in run["rows"]:
-            rows.setdefault((r["op"], r["dtype"], r["lanes"]), {})[label] = r["old_us"]
+            rows.setdefault((r["op"], r["dtype"], r["lanes"]), {})[label] = r
     labels = [label for label, _, _ in endings]
+    same = all(r["same_bits"] for _, _, run in endings for r in run["rows"])
     lines = [para(f"{env.get('gpu', '?')}, {env.get('date', '?')}, torch {env.get('torch', '?')}; rows of the same lane counts "
-                  f"(lanes of 64 bytes) with three endings, about {endings[0][2]['mib']:g} MiB each, over dim 1, graph timing, "
-                  f"the plain rows kernel of before session 53 (element loads for a short lane; that run's build also held the "
-                  f"dropped packed rows: NOTES.md, session 53); generated from "
+                  f"(lanes of 64 bytes) with three endings, about {endings[0][2]['mib']:g} MiB each, over dim 1, graph timing; each "
+                  f"case with the short lane by vectors and by element loads in the same build (bits "
+                  f"{'the same in every case' if same else 'DIFFERENT in some case'}); time / the whole-lane row's; generated from "
                   + ", ".join(f"`{path}`" for _, path, _ in endings) + "."), "",
-             f"| op | dtype | lanes | {labels[0]} us | " + " | ".join(f"{lab} / {labels[0]}" for lab in labels[1:]) + " |",
-             "|---|---|---:|---:|" + "---:|" * (len(labels) - 1)]
+             f"| op | dtype | lanes | {labels[0]} us | " + " | ".join(f"{lab}: vectors | {lab}: elements" for lab in labels[1:]) + " |",
+             "|---|---|---:|---:|" + "---:|---:|" * (len(labels) - 1)]
     for (op, dt, lanes), t in rows.items():
-        lines.append(f"| {op} | {dt} | {lanes} | {t[labels[0]]:.1f} | " + " | ".join(f"{t[lab] / t[labels[0]]:.2f}" for lab in labels[1:]) + " |")
-    if vectors is None:
-        return "\n".join(lines + ["", f"(no result file yet: `{ROWS_FILL_VECTORS}`)"])
-    venv, spans = vectors["env"], {}
-    for r in vectors["rows"]:
-        spans.setdefault((r["op"], r["dtype"]), []).append((r["us"] / r["old_us"], r["same_bits"]))
-    lines += ["", para(f"The short lane by vectors against element loads, same build ({venv.get('gpu', '?')}, {venv.get('date', '?')}; "
-                       f"rows one value short of {min(r['lanes'] for r in vectors['rows'])}-{max(r['lanes'] for r in vectors['rows'])} "
-                       f"lanes, about {vectors['mib']:g} MiB; generated from `{ROWS_FILL_VECTORS}`; main keeps the vectors for 4- and "
-                       f"8-byte values):"), "",
-              "| op | dtype | vectors / element loads | bits the same |", "|---|---|---:|---|"]
-    for (op, dt), v in spans.items():
-        lines.append(f"| {op} | {dt} | {min(x for x, _ in v):.2f}-{max(x for x, _ in v):.2f} | {sum(b for _, b in v)} of {len(v)} |")
+        w = t[labels[0]]["us"]
+        lines.append(f"| {op} | {dt} | {lanes} | {w:.1f} | "
+                     + " | ".join(f"{t[lab]['us'] / w:.2f} | {t[lab]['old_us'] / w:.2f}" for lab in labels[1:]) + " |")
+    if sweep_ab is not None and all(sweep_ab):
+        va, ea = ({(r["op"], r["dtype"], str(r["shape"]), str(r["dims"]), r["layout"]): r for r in run["rows"] if "ours_graph_us" in r}
+                  for run in sweep_ab)
+        by = {}
+        for k, r in va.items():
+            if k in ea:
+                by.setdefault(r["op"], []).append(r["ours_graph_us"] / ea[k]["ours_graph_us"])
+        allr = [x for v in by.values() for x in v]
+        lines += ["", para(f"The random-shape sweep's one-step rows cases ({len(allr)} of seed {sweep_ab[0]['seed']}'s 400; "
+                           f"{sweep_ab[0]['device_name']}, {sweep_ab[0]['date']}), our graph time with short lanes by vectors / by "
+                           f"element loads, two runs on one machine; generated from `{ROWS_FILL_SWEEP[0]}` and `{ROWS_FILL_SWEEP[1]}`: "
+                           f"geometric mean {_gm(allr):.3f}."), "",
+                  "| op | cases | vectors / element loads, geometric mean | best | worst |", "|---|---:|---:|---:|---:|"]
+        for op in sorted(by):
+            v = by[op]
+            lines.append(f"| {op} | {len(v)} | {_gm(v):.3f} | {min(v):.2f} | {max(v):.2f} |")
+    if small is not None:
+        senv = small["env"]
+        lines += ["", para(f"Short rows of 1- and 2-byte values ({senv.get('gpu', '?')}, {senv.get('date', '?')}; rows one value short "
+                           f"of the lane count, about {small['mib']:g} MiB; generated from `{ROWS_FILL_SMALL}`), vectors / element loads:"),
+                  "", "| op | dtype | " + " | ".join(f"{n} lanes" for n in sorted({r["lanes"] for r in small["rows"]})) + " |",
+                  "|---|---|" + "---:|" * len({r["lanes"] for r in small["rows"]})]
+        cases = {}
+        for r in small["rows"]:
+            cases.setdefault((r["op"], r["dtype"]), []).append(r)
+        for (op, dt), rs in cases.items():
+            lines.append(f"| {op} | {dt} | " + " | ".join(f"{r['us'] / r['old_us']:.2f}" for r in sorted(rs, key=lambda r: r["lanes"])) + " |")
     return "\n".join(lines)
 
 
@@ -833,7 +858,8 @@ def blocks(root: str = ROOT) -> dict[str, str]:
         "misaligned": misaligned_block(load(MISALIGNED), MISALIGNED),
         "exact_dims": exact_dims_block(load(EXACT_DIMS), EXACT_DIMS, load(EXACT_FAMILIES), EXACT_FAMILIES, load(EXACT_DIMS_H100),
                                        EXACT_DIMS_H100),
-        "rows_fill": rows_fill_block([(label, path, load(path)) for label, path in ROWS_FILL_ENDINGS], load(ROWS_FILL_VECTORS)),
+        "rows_fill": rows_fill_block([(label, path, load(path)) for label, path in ROWS_FILL_ENDINGS],
+                                     tuple(load(p) for p in ROWS_FILL_SWEEP), load(ROWS_FILL_SMALL)),
         "exact_dims_later": exact_dims_later_block(load(EXACT_DIMS_LATER), EXACT_DIMS_LATER, load(EXACT_DIMS_LATER_BEFORE),
                                                    EXACT_DIMS_LATER_BEFORE, EXACT_DIMS_LATER_DTYPES),
     }

@@ -3,6 +3,11 @@
 # tuning sweep, benchmark. Everything it writes goes under $OUT (at most 8 files come back, so
 # results are tarred into $OUT/res.tgz).
 #   STAGES="build test sanitize faults"  bash benchmarks/device_run.sh
+# A machine stays warm about 30 s after a call, and the next call finds the last one's build (ignored
+# files stay): REUSE_BUILD=1 makes the build stage keep a CUDA build that imports without a planted
+# fault instead of building again (chain a second call at once; a cold machine builds as usual).
+# DEADLINE=<s>: stages that would start later than that many seconds into the call are skipped and
+# said so (the tool kills a call at its limit, and then nothing comes back).
 # Stages: build, test (whole suite but perf), sanitize (memcheck, racecheck, synccheck and
 # initcheck on a subset), sanitize_ops (the same on the operators' tests), sanitize_gather (the same
 # on the gather step's tests), sanitize_pick (the same on SAN_FILE's tests matching SAN_K), sanitize_engine (the
@@ -11,6 +16,8 @@
 # benchmarks/ncu_ops.py cases: NCU_CASES, NCU_KERNEL), faults
 # (benchmarks/faults.py), tune_columns (benchmarks/tune_columns.py: the columns kernel's vectors
 # against one column a thread on the sweep's column shapes; TUNE_COLUMNS_ARGS), corpus (tests/corpus.py: record and compare the bits corpus), fault_patches (benchmarks/fault_patches.py, PATCHES_ARGS), tune,
+# fault_part (one planted fault compiled into one source file, FAULT_NAME into FAULT_FILE, the extension
+# rebuilt in place, FAULT_TESTS run and expected to fail, then the file restored and rebuilt),
 # tune_ops (benchmarks/tune_ops.py; TUNE_OPS_ARGS, e.g. --set float64), tune_exact_rows
 # (benchmarks/tune_exact_rows.py: method=exact's warp a row against the checked path), quick (benchmark --quick), bench (full sweep into
 # $OUT/res/h200), dims (bench.py --dims into $OUT/res/h200), rfa (CUB's RFA library from .cccl),
@@ -42,7 +49,14 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 log() { echo "== $(date +%T) $*" | tee -a "$OUT/summary.txt"; }
-has() { [[ " $STAGES " == *" $1 "* ]]; }
+T0=$(date +%s)
+has() {
+  [[ " $STAGES " == *" $1 "* ]] || return 1
+  if [ -n "${DEADLINE:-}" ] && [ $(( $(date +%s) - T0 )) -ge "$DEADLINE" ]; then
+    log "$1: skipped (past DEADLINE=$DEADLINE s)"
+    return 1
+  fi
+}
 status=0
 # verdict STAGE RC: record a stage's result; any non-zero rc fails the whole call.
 verdict() {
@@ -59,13 +73,20 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,
 if has build; then
   log "build"
   start=$(date +%s)
-  python3 setup.py build_ext --inplace >"$OUT/res/build.log" 2>&1
-  rc=$?
-  if [ $rc = 0 ]; then
+  built_ok() {
     # A build that silently fell back to CPU, or carries a planted fault, is a failed build here.
     python3 -c "import reducekit as r, torch; assert torch.cuda.is_available(), 'no GPU'; \
-assert r._C.cuda_built, 'extension built without CUDA'; assert r._C.fault == 'none', 'planted fault ' + r._C.fault" \
-      >>"$OUT/res/build.log" 2>&1 || rc=$?
+assert r._C.cuda_built, 'extension built without CUDA'; assert r._C.fault == 'none', 'planted fault ' + r._C.fault"
+  }
+  if [ "${REUSE_BUILD:-0}" = 1 ] && ls reducekit/_C.cpython-*.so >/dev/null 2>&1 && built_ok >"$OUT/res/build.log" 2>&1; then
+    log "build: the last call's build kept (REUSE_BUILD=1, a warm machine)"
+    rc=0
+  else
+    python3 setup.py build_ext --inplace >"$OUT/res/build.log" 2>&1
+    rc=$?
+  fi
+  if [ $rc = 0 ]; then
+    built_ok >>"$OUT/res/build.log" 2>&1 || rc=$?
   fi
   verdict "build ($(( $(date +%s) - start )) s)" $rc
   # ninja's start and end of each job (ms), for the build's critical path
@@ -186,6 +207,37 @@ if has faults; then
     | tee "$OUT/res/faults.log" | tail -30
   verdict faults "${PIPESTATUS[0]}"
   mkdir -p "$OUT/res/faults/logs" && cp faults-work/*.log "$OUT/res/faults/logs/" 2>/dev/null
+fi
+if has fault_part; then
+  # A fault (csrc/core/faults.h) compiled into one file only (the build's other objects kept), which
+  # the ordinary tests must catch: quicker than a faults.py campaign, which builds a whole copy.
+  idx=$(python3 - "${FAULT_NAME:?FAULT_NAME}" <<'PY'
+import re, sys
+names = re.findall(r'^\s*X\(\w+,\s*"([a-z0-9_]+)"', open("csrc/core/faults.h").read(), re.M)
+print(names.index(sys.argv[1]) if sys.argv[1] in names else "")
+PY
+)
+  log "planted fault $FAULT_NAME (index $idx) in ${FAULT_FILE:?FAULT_FILE} alone; tests: ${FAULT_TESTS:?FAULT_TESTS}"
+  if [ -z "$idx" ] || [ ! -f "$FAULT_FILE" ]; then
+    verdict "fault_part (no fault $FAULT_NAME or no file $FAULT_FILE)" 1
+  else
+    cp "$FAULT_FILE" "$OUT/fault_part.orig"
+    { echo "#define RK_FAULT $idx"; cat "$OUT/fault_part.orig"; } >"$FAULT_FILE"
+    python3 setup.py build_ext --inplace >"$OUT/res/fault_part_build.log" 2>&1
+    rc=$?
+    if [ $rc = 0 ]; then
+      eval "(cd tests && timeout ${FAULT_TIMEOUT:-120} python3 -m pytest -q -p no:cacheprovider $FAULT_TESTS)" >"$OUT/res/fault_part.log" 2>&1
+      caught=$?
+      tail -5 "$OUT/res/fault_part.log"
+      # caught: the tests failed (pytest's 1) or the process died of a signal (128 + N); 0 is a miss,
+      # and 2-5 (interrupted, internal or usage error, nothing collected) or 124 (time limit) say nothing
+      if [ $caught != 1 ] && { [ $caught -lt 128 ] || [ $caught -gt 165 ]; }; then rc=1; fi
+      log "fault_part tests exit $caught"
+    fi
+    cp "$OUT/fault_part.orig" "$FAULT_FILE" && touch "$FAULT_FILE"
+    python3 setup.py build_ext --inplace >"$OUT/res/fault_part_restore.log" 2>&1 || rm -f reducekit/_C.cpython-*.so
+    verdict "fault_part $FAULT_NAME caught" $rc
+  fi
 fi
 if has fault_patches; then
   log "faults planted by another hand (benchmarks/fault_patches.py; PATCHES_ARGS picks them)"

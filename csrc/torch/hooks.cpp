@@ -66,7 +66,8 @@ void bind_hooks(pybind11::module_& m) {
     return old;
   }, "Test and benchmark hook: how a row's short last lane is read in the engine's rows kernels, for every operator and "
      "dtype: -1 element loads (as before session 53), 1 a whole lane's 16-byte loads; 0 restores the rule (vectors "
-     "but for Welford on 16-bit input). The same bits in every mode. Returns the previous mode.", pybind11::arg("mode"));
+     "but for argmax and argmin, Welford on 16-bit input and 1-byte rows over two lanes: family.cuh's rows_short_vectors). "
+     "The same bits in every mode. Returns the previous mode.", pybind11::arg("mode"));
   m.def("_exact_config", [](int block, int unroll, int bpr) {
     TORCH_CHECK_VALUE(exact_config_supported(block, unroll) && bpr >= 0 && bpr <= (1 << 20),
                       "reducekit._C._exact_config: (block=" + std::to_string(block) + ", unroll=" + std::to_string(unroll) +

@@ -465,8 +465,9 @@ __device__ __forceinline__ typename Op::Acc lane_scalar(const In* __restrict__ p
 // 136 lanes 0.75-0.91 of the time for sum float32, mean float16, amax bfloat16 and count_nonzero
 // float64, and 1.02-1.07x whole-lane rows of the same bytes at 16, 75 and 136 lanes for the first
 // three; session 53's form (the short lane's vectors on a branch of their own, 4- and 8-byte values
-// only) gained 0-11%: the warp ran its whole lanes' and its short lane's loads one after the other. The gather step's lanes (kShort false) keep one
-// branch for whole lanes and element loads for short ones (not measured there).
+// only) gained 0-11%: the warp ran its whole lanes' and its short lane's loads one after the other.
+// The gather step's lanes (kShort false) keep one branch for whole lanes and element loads for
+// short ones (not measured there).
 template <class In, class Op, bool kShort = false>
 __device__ __forceinline__ typename Op::Acc lane_reduce(const In* __restrict__ p, int cnt, int64_t i0, const red::Params& prm,
                                                         const Bounds& bx) {

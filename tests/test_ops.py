@@ -251,10 +251,11 @@ def test_rows_lanes_per_thread_keep_the_bits(op, dtype):
                 torch.testing.assert_close(a.double(), b.double(), rtol=2.0**-7 if dtype == torch.bfloat16 else 1e-5, atol=0)
 
 
-# Rows ending in a short lane (a lane: 64 bytes): rows of 3 to 136 lanes, 16 bytes short of whole
+# Rows ending in a short lane (a lane: 64 bytes): rows of 1 to 136 lanes (rows of one lane are all
+# short lane; the rule reads 1-byte rows of at most two lanes by vectors), 16 bytes short of whole
 # lanes (aligned rows) and one value short (misaligned rows), over 37 rows; the last row's last lane
 # reaches the tensor's end, where the vectors' granules would leave it (element loads there).
-SHORT_LANES = [3, 4, 17, 33, 65, 136]
+SHORT_LANES = [1, 2, 3, 4, 17, 33, 65, 136]
 
 
 @pytest.mark.cuda

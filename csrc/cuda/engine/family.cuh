@@ -38,8 +38,12 @@ struct IsWelford<red::Welford<T, A>> : std::true_type {};
 //  - 1-byte values: vectors on rows of at most two lanes (128 bytes), element loads on longer ones
 //    (rows_fill.py, H200, amax and sum int8 rows one value short: 0.52-0.86 at 1 and 2 lanes,
 //    1.05-1.45 at 5, 11 and 17 lanes);
-//  - the rest: vectors (the sweep's rows cases of 4- and 8-byte values 0.99 in geometric mean, mean
-//    float16 and vector_norm 0.78-0.85 at best; rows_fill.py, H100, rows 16 bytes short: 0.75-0.91).
+//  - the rest: vectors (the sweep's rows cases of 4- and 8-byte values 0.99 in geometric mean; mean
+//    float16 (19244, 2389) 0.84, vector_norm 0.78 and 0.85; rows_fill.py, H100, rows 16 bytes short:
+//    0.75-0.98).
+// A coarse rule: single cases of the classes kept on element loads gained with vectors (count_nonzero
+// int8 rows of 181 values 0.81; var_mean bfloat16 rows of 2-11 lanes 0.74-0.93), argmin follows
+// argmax's code unmeasured, and the 1-byte cut lies between measured lengths (127 won, 148 lost).
 // TuningOverrides::short_lanes: -1 element loads everywhere, 1 vectors everywhere (tests, benchmarks).
 template <class In, class Op>
 inline bool rows_short_vectors(const TuningOverrides& o, int64_t row_values) {

@@ -462,8 +462,8 @@ __device__ __forceinline__ typename Op::Acc lane_scalar(const In* __restrict__ p
 // all its lanes' loads together and branches only after them. A lane whose granules reach outside
 // `bx` (the tensor's last) takes element loads. Measured (benchmarks/rows_fill.py, H100, NOTES.md
 // session 54, the same build with short lanes by elements): rows 16 bytes short of 16, 17, 75 and
-// 136 lanes 0.75-0.91 of the time for sum float32, mean float16, amax bfloat16 and count_nonzero
-// float64, and 1.02-1.07x whole-lane rows of the same bytes at 16, 75 and 136 lanes for the first
+// 136 lanes 0.75-0.98 of the time for sum float32, mean float16, amax bfloat16 and count_nonzero
+// float64 (0.75-0.91 for the first two), and 1.02-1.07x whole-lane rows of the same bytes at 16, 75 and 136 lanes for the first
 // three; session 53's form (the short lane's vectors on a branch of their own, 4- and 8-byte values
 // only) gained 0-11%: the warp ran its whole lanes' and its short lane's loads one after the other.
 // The gather step's lanes (kShort false) keep one branch for whole lanes and element loads for

@@ -5,7 +5,8 @@
 #   STAGES="build test sanitize faults"  bash benchmarks/device_run.sh
 # A machine stays warm about 30 s after a call, and the next call finds the last one's build (ignored
 # files stay): REUSE_BUILD=1 makes the build stage keep a CUDA build that imports without a planted
-# fault instead of building again (chain a second call at once; a cold machine builds as usual).
+# fault (and that no fault_part stage left faulted) instead of building again (chain a second call
+# at once; a cold machine builds as usual).
 # DEADLINE=<s>: stages that would start later than that many seconds into the call are skipped and
 # said so (the tool kills a call at its limit, and then nothing comes back).
 # Stages: build, test (whole suite but perf), sanitize (memcheck, racecheck, synccheck and
@@ -17,7 +18,8 @@
 # (benchmarks/faults.py), tune_columns (benchmarks/tune_columns.py: the columns kernel's vectors
 # against one column a thread on the sweep's column shapes; TUNE_COLUMNS_ARGS), corpus (tests/corpus.py: record and compare the bits corpus), fault_patches (benchmarks/fault_patches.py, PATCHES_ARGS), tune,
 # fault_part (one planted fault compiled into one source file, FAULT_NAME into FAULT_FILE, the extension
-# rebuilt in place, FAULT_TESTS run and expected to fail, then the file restored and rebuilt),
+# rebuilt in place, FAULT_TESTS run on the clean build and then expected to fail, the file restored
+# and rebuilt),
 # tune_ops (benchmarks/tune_ops.py; TUNE_OPS_ARGS, e.g. --set float64), tune_exact_rows
 # (benchmarks/tune_exact_rows.py: method=exact's warp a row against the checked path), quick (benchmark --quick), bench (full sweep into
 # $OUT/res/h200), dims (bench.py --dims into $OUT/res/h200), rfa (CUB's RFA library from .cccl),
@@ -78,7 +80,8 @@ if has build; then
     python3 -c "import reducekit as r, torch; assert torch.cuda.is_available(), 'no GPU'; \
 assert r._C.cuda_built, 'extension built without CUDA'; assert r._C.fault == 'none', 'planted fault ' + r._C.fault"
   }
-  if [ "${REUSE_BUILD:-0}" = 1 ] && ls reducekit/_C.cpython-*.so >/dev/null 2>&1 && built_ok >"$OUT/res/build.log" 2>&1; then
+  if [ "${REUSE_BUILD:-0}" = 1 ] && [ ! -f build/fault_part.marker ] && ls reducekit/_C.cpython-*.so >/dev/null 2>&1 &&
+    built_ok >"$OUT/res/build.log" 2>&1; then
     log "build: the last call's build kept (REUSE_BUILD=1, a warm machine)"
     rc=0
   else
@@ -210,33 +213,57 @@ if has faults; then
 fi
 if has fault_part; then
   # A fault (csrc/core/faults.h) compiled into one file only (the build's other objects kept), which
-  # the ordinary tests must catch: quicker than a faults.py campaign, which builds a whole copy.
-  idx=$(python3 - "${FAULT_NAME:?FAULT_NAME}" <<'PY'
+  # the ordinary tests must catch: quicker than a faults.py campaign, which builds a whole copy. It
+  # means something only where FAULT_FILE is the one file that instantiates the faulted code (a
+  # dtype part of a family, exact.cu): elsewhere the other objects keep the clean code. The same
+  # tests first run on the clean build (the control) and must pass. build/fault_part.marker stands
+  # while the extension holds the fault, so that REUSE_BUILD never keeps such a build.
+  if [ -z "${FAULT_NAME:-}" ] || [ -z "${FAULT_FILE:-}" ] || [ -z "${FAULT_TESTS:-}" ]; then
+    verdict "fault_part (FAULT_NAME, FAULT_FILE and FAULT_TESTS must be set)" 1
+  else
+    idx=$(python3 - "$FAULT_NAME" <<'PY'
 import re, sys
 names = re.findall(r'^\s*X\(\w+,\s*"([a-z0-9_]+)"', open("csrc/core/faults.h").read(), re.M)
 print(names.index(sys.argv[1]) if sys.argv[1] in names else "")
 PY
 )
-  log "planted fault $FAULT_NAME (index $idx) in ${FAULT_FILE:?FAULT_FILE} alone; tests: ${FAULT_TESTS:?FAULT_TESTS}"
-  if [ -z "$idx" ] || [ ! -f "$FAULT_FILE" ]; then
-    verdict "fault_part (no fault $FAULT_NAME or no file $FAULT_FILE)" 1
-  else
-    cp "$FAULT_FILE" "$OUT/fault_part.orig"
-    { echo "#define RK_FAULT $idx"; cat "$OUT/fault_part.orig"; } >"$FAULT_FILE"
-    python3 setup.py build_ext --inplace >"$OUT/res/fault_part_build.log" 2>&1
-    rc=$?
-    if [ $rc = 0 ]; then
-      eval "(cd tests && timeout ${FAULT_TIMEOUT:-120} python3 -m pytest -q -p no:cacheprovider $FAULT_TESTS)" >"$OUT/res/fault_part.log" 2>&1
-      caught=$?
-      tail -5 "$OUT/res/fault_part.log"
-      # caught: the tests failed (pytest's 1) or the process died of a signal (128 + N); 0 is a miss,
-      # and 2-5 (interrupted, internal or usage error, nothing collected) or 124 (time limit) say nothing
-      if [ $caught != 1 ] && { [ $caught -lt 128 ] || [ $caught -gt 165 ]; }; then rc=1; fi
-      log "fault_part tests exit $caught"
+    log "planted fault $FAULT_NAME (index $idx) in $FAULT_FILE alone; tests: $FAULT_TESTS"
+    if [ -z "$idx" ] || [ ! -f "$FAULT_FILE" ]; then
+      verdict "fault_part (no fault $FAULT_NAME or no file $FAULT_FILE)" 1
+    else
+      eval "(cd tests && timeout ${FAULT_TIMEOUT:-120} python3 -m pytest -q -p no:cacheprovider $FAULT_TESTS)" >"$OUT/res/fault_part_control.log" 2>&1
+      control=$?
+      log "fault_part control (clean build) exit $control"
+      if [ $control != 0 ]; then
+        verdict "fault_part control (the tests fail on the clean build)" 1
+      else
+        orig=$(mktemp)
+        cp "$FAULT_FILE" "$orig"
+        mkdir -p build && echo "$FAULT_NAME $FAULT_FILE" >build/fault_part.marker
+        { echo "#define RK_FAULT $idx"; cat "$orig"; } >"$FAULT_FILE"
+        python3 setup.py build_ext --inplace >"$OUT/res/fault_part_build.log" 2>&1
+        rc=$?
+        if [ $rc = 0 ]; then
+          eval "(cd tests && timeout ${FAULT_TIMEOUT:-120} python3 -m pytest -q -p no:cacheprovider $FAULT_TESTS)" >"$OUT/res/fault_part.log" 2>&1
+          caught=$?
+          tail -5 "$OUT/res/fault_part.log"
+          log "fault_part tests exit $caught"
+          # caught: the tests failed (pytest's 1) or the process died of a signal (128 + N); 0 is a
+          # miss, and 2-5 (interrupted, internal or usage error, nothing collected) or 124 (time
+          # limit) say nothing
+          if [ $caught != 1 ] && { [ $caught -lt 128 ] || [ $caught -gt 165 ]; }; then rc=1; fi
+        fi
+        verdict "fault_part $FAULT_NAME caught" $rc
+        cp "$orig" "$FAULT_FILE" && touch "$FAULT_FILE" && rm -f "$orig"
+        if python3 setup.py build_ext --inplace >"$OUT/res/fault_part_restore.log" 2>&1; then
+          rm -f build/fault_part.marker
+          verdict "fault_part restore" 0
+        else
+          rm -f reducekit/_C.cpython-*.so
+          verdict "fault_part restore (the clean rebuild failed; the extension removed)" 1
+        fi
+      fi
     fi
-    cp "$OUT/fault_part.orig" "$FAULT_FILE" && touch "$FAULT_FILE"
-    python3 setup.py build_ext --inplace >"$OUT/res/fault_part_restore.log" 2>&1 || rm -f reducekit/_C.cpython-*.so
-    verdict "fault_part $FAULT_NAME caught" $rc
   fi
 fi
 if has fault_patches; then

@@ -270,13 +270,13 @@ def main():
                     help="time only the cases whose plan has several steps (the draw is the same: the others are skipped)")
     ap.add_argument("--only-ops", default="", help="comma-separated ops: time only these (the draw is the same)")
     ap.add_argument("--only-dtypes", default="", help="comma-separated dtypes: time only these (the draw is the same)")
-    ap.add_argument("--only-plans", default="", help="comma-separated plan classes (plan_class: rows, columns wide, aligned, ...): "
-                    "time only these (the draw is the same)")
+    ap.add_argument("--only-plans", default="", help="semicolon-separated plan classes (plan_class's names, which hold commas: "
+                    "'rows;columns wide, aligned'): time only these (the draw is the same)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     only_ops = set(filter(None, args.only_ops.split(",")))
     only_dtypes = set(filter(None, args.only_dtypes.split(",")))
-    only_plans = set(filter(None, args.only_plans.split(",")))
+    only_plans = set(filter(None, (p.strip() for p in args.only_plans.split(";"))))
     if args.short_lanes:
         reducekit._C._rows_short_lanes(args.short_lanes)
     if args.columns_loads:

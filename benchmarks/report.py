@@ -731,14 +731,11 @@ ROWS_FILL_SWEEP = ("benchmarks/results/h200/s54/runC_rows_ab/sweep_rows_m1/sweep
 ROWS_FILL_SMALL = "benchmarks/results/h200/s54/runD_small_fault/fill_small/rows_fill.json"
 
 
-def _gm(v: list) -> float:
-    return math.exp(sum(map(math.log, v)) / len(v))
-
-
 def rows_fill_block(endings: list, sweep_ab: tuple | None, small: dict | None) -> str:
     """endings: (label, path, run) per ending, each run timing the short lane by vectors (`us`) and by
     element loads (`old_us`) in one build; sweep_ab: the sweep's rows cases with short lanes by
     vectors and by element loads (two runs of one draw); small: rows of a few lanes, both forms."""
+    gm = _bench_script("sweep").geomean
     if any(run is None for _, _, run in endings):
         return f"(no result file yet: `{endings[0][1]}`)"
     env = endings[0][2]["env"]
@@ -770,11 +767,11 @@ def rows_fill_block(endings: list, sweep_ab: tuple | None, small: dict | None) -
         lines += ["", para(f"The random-shape sweep's one-step rows cases ({len(allr)} of seed {sweep_ab[0]['seed']}'s 400; "
                            f"{sweep_ab[0]['device_name']}, {sweep_ab[0]['date']}), our graph time with short lanes by vectors / by "
                            f"element loads, two runs on one machine; generated from `{ROWS_FILL_SWEEP[0]}` and `{ROWS_FILL_SWEEP[1]}`: "
-                           f"geometric mean {_gm(allr):.3f}."), "",
+                           f"geometric mean {gm(allr):.3f}."), "",
                   "| op | cases | vectors / element loads, geometric mean | best | worst |", "|---|---:|---:|---:|---:|"]
         for op in sorted(by):
             v = by[op]
-            lines.append(f"| {op} | {len(v)} | {_gm(v):.3f} | {min(v):.2f} | {max(v):.2f} |")
+            lines.append(f"| {op} | {len(v)} | {gm(v):.3f} | {min(v):.2f} | {max(v):.2f} |")
     if small is not None:
         senv = small["env"]
         lines += ["", para(f"Short rows of 1- and 2-byte values ({senv.get('gpu', '?')}, {senv.get('date', '?')}; rows one value short "

@@ -53,6 +53,8 @@ def main():
                     "(misaligned rows with a short last lane), 0 whole lanes, 16 aligned rows with a short last lane")
     ap.add_argument("--cases", nargs="+", help="op:dtype pairs (default: CASES)")
     ap.add_argument("--old-too", action="store_true", help="also time each case with short lanes by element loads (_rows_short_lanes(-1))")
+    ap.add_argument("--old-stripes", action="store_true", help="with --old-too, the 'before' run takes one lane a thread "
+                    "(_rows_stripes(-1)) instead of element loads for short lanes")
     ap.add_argument("--vectors", action="store_true", help="short lanes by a whole lane's vectors for every operator (_rows_short_lanes(1)), "
                     "not the rule")
     args = ap.parse_args()
@@ -80,12 +82,18 @@ def main():
             r["full_sum_us"] = time_cuda_graph(lambda v: reducekit.sum(v), full)
             if args.old_too:
                 new = bits(fn(x))
-                hook(-1)
+                if args.old_stripes:
+                    reducekit._C._rows_stripes(-1)
+                else:
+                    hook(-1)
                 try:
                     r["old_us"] = time_cuda_graph(fn, rot)
                     old = bits(fn(x))
                 finally:
-                    hook(mode)
+                    if args.old_stripes:
+                        reducekit._C._rows_stripes(0)
+                    else:
+                        hook(mode)
                 r["same_bits"] = all(torch.equal(a, b) for a, b in zip(new, old))
             r["pct_ceiling"] = 100 * r["bytes"] / (r["us"] * 1e-6) / 1e9 / env["read_ceiling"]["gbps"]
             rows.append(r)
@@ -97,7 +105,8 @@ def main():
             torch.cuda.empty_cache()
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "rows_fill.json"), "w") as f:
-        json.dump({"env": env, "mib": args.mib, "tail": args.tail, "short_lanes": "vectors" if args.vectors else "rule", "rows": rows}, f, indent=1)
+        json.dump({"env": env, "mib": args.mib, "tail": args.tail, "short_lanes": "vectors" if args.vectors else "rule",
+                   "before": "one lane a thread" if args.old_stripes else "short lanes by element loads", "rows": rows}, f, indent=1)
     both = any("old_us" in r for r in rows)
     lines = [f"{env.get('gpu', '')}, {env.get('date', '')}; rows of K x L values ({'one value' if args.tail < 0 else f'{args.tail} bytes'} short of whole lanes of 64 bytes), "
              f"about {args.mib:g} MiB, over dim 1; interleaved graph timing, cold L2; us.", "",

@@ -264,6 +264,8 @@ def main():
     ap.add_argument("--short-lanes", type=int, default=0, choices=(-1, 0, 1),
                     help="CUDA: how the rows kernel reads a row's short last lane (-1 element loads, as before session 53; 1 a "
                          "whole lane's vectors for every operator; 0 the rule), for a same-run comparison (the same bits)")
+    ap.add_argument("--stripes", type=int, default=0, choices=(-1, 0, 1),
+                    help="CUDA: rows of one lane a thread on two stripes (-1 never, 1 wherever possible, 0 the rule), for a same-run comparison (the same bits)")
     ap.add_argument("--max-mib", type=float, default=0,
                     help="time only the cases of at most this many MiB (the draw is the same: the others are skipped)")
     ap.add_argument("--only-multi", action="store_true",
@@ -279,6 +281,8 @@ def main():
     only_plans = set(filter(None, (p.strip() for p in args.only_plans.split(";"))))
     if args.short_lanes:
         reducekit._C._rows_short_lanes(args.short_lanes)
+    if args.stripes:
+        reducekit._C._rows_stripes(args.stripes)
     if args.columns_loads:
         reducekit._C._dims_columns_config(0, 0, 0, args.columns_loads)
     if args.no_gather:
@@ -355,7 +359,7 @@ def main():
            "threads": torch.get_num_threads(), "torch": torch.__version__, "seed": args.seed, "cases": len(rows), "cases_drawn_for": args.cases,
            "cpu_max_mib": None if cuda else args.cpu_max_mib, "columns_loads": args.columns_loads, "no_gather": args.no_gather, "no_fused_finish": args.no_fused_finish, "max_mib": args.max_mib,
            "gather_staged": args.gather_staged,
-           "short_lanes": args.short_lanes,
+           "short_lanes": args.short_lanes, "stripes": args.stripes,
            "only_multi": args.only_multi, "only_ops": sorted(only_ops), "only_dtypes": sorted(only_dtypes), "only_plans": sorted(only_plans),
            "rows": rows}
     os.makedirs(args.out, exist_ok=True)

@@ -323,6 +323,43 @@ def test_short_lanes_keep_the_bits(op, dtype):
         reducekit._C._rows_short_lanes(0)
 
 
+# Lane counts just over a power of two (two stripes halve their threads), exact powers and the
+# rows of one lane (no stripes), with a short last lane and without.
+STRIPE_LANES = [2, 3, 5, 9, 16, 17, 33, 65, 129, 256]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int8], ids=str)
+@pytest.mark.parametrize("op", sorted(LANES_OPS) + ["sum"])
+def test_stripes_keep_the_bits(op, dtype):
+    """Rows of one lane a thread on W / 2 threads holding lanes t and t + W (the _rows_stripes
+    hook: 1, 0, -1) give the bits of one lane a thread: the same perfect tree, its root combine in
+    the row's first thread."""
+    if not dtype.is_floating_point and op not in ("sum", "amax", "argmax", "argmin", "aminmax"):
+        pytest.skip("a floating operator")
+    f = (lambda t, d: reducekit.sum(t, d)) if op == "sum" else LANES_OPS[op]
+    item = torch.empty((), dtype=dtype).element_size()
+    try:
+        for lanes in STRIPE_LANES:
+            for short_bytes in (0, item):
+                L = (lanes * 64 - short_bytes) // item
+                if dtype.is_floating_point:
+                    x = _data((43, L), dtype, "cuda", f"stripes{lanes}-{short_bytes}", mean=1.0)
+                else:
+                    g = torch.Generator().manual_seed(lanes * 10 + short_bytes)
+                    x = torch.randint(-100, 100, (43, L), generator=g, dtype=dtype).cuda()
+                got = {}
+                for mode in (1, 0, -1):
+                    reducekit._C._rows_stripes(mode)
+                    r = f(x, 1)
+                    got[mode] = list(r) if isinstance(r, tuple) else [r]
+                for mode, r in got.items():
+                    for a, b in zip(r, got[-1]):
+                        assert same_bits(a, b), f"{op} {dtype} rows of {L} values: stripes mode {mode} changed the bits"
+    finally:
+        reducekit._C._rows_stripes(0)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("op", sorted(LANES_OPS) + ["sum"])

@@ -58,6 +58,15 @@ void bind_hooks(pybind11::module_& m) {
     return old;
   }, "Tuning hook: force the operators' rows kernel lanes per thread; 0 restores the rule. Returns the previous value.",
      pybind11::arg("lpt"));
+  m.def("_rows_stripes", [](int mode) {
+    TORCH_CHECK_VALUE(mode >= -1 && mode <= 1, "reducekit._C._rows_stripes: mode must be -1 (one lane a thread), 0 (the rule) or 1 "
+                      "(two lanes t and t + W a thread wherever the rows kernel takes one lane a thread), got " + std::to_string(mode));
+    const int old = tuning_overrides().rows_stripes;
+    tuning_overrides().rows_stripes = mode;
+    return old;
+  }, "Test and benchmark hook: the rows kernel's rows of one lane a thread on W / 2 threads of two lanes each (-1 "
+     "never, 1 wherever possible, 0 the rule: rows_stripes_pay in tuning.h). The same bits in every "
+     "mode. Returns the previous mode.", pybind11::arg("mode"));
   m.def("_rows_short_lanes", [](int mode) {
     TORCH_CHECK_VALUE(mode >= -1 && mode <= 1, "reducekit._C._rows_short_lanes: mode must be -1 (element loads), 0 (the rule) or 1 "
                       "(a whole lane's vectors), got " + std::to_string(mode));

@@ -26,6 +26,7 @@ struct TuningOverrides {
   int exact_block = 0, exact_unroll = 0;  // method='exact': a compiled (block, unroll) pair (tests)
   int exact_bpr = 0;      // method='exact': blocks per row (tests)
   int exact_warp_min = 0;  // method='exact': the shortest row a warp takes (benchmarks/tune_exact_rows.py; 1 << 30: none)
+  int rows_stripes = 0;   // engine rows (CUDA), one lane a thread: -1 one lane, 1 two lanes (t, t + W) a thread wherever possible (0: shapes.cu's rule)
   int short_lanes = 0;    // engine rows (CUDA), a short last lane: -1 element loads, 1 a whole lane's vectors, for every operator (0: family.cuh's rule; tests, benchmarks: the same bits)
 };
 
@@ -197,6 +198,29 @@ inline constexpr int kExactPoolRun = 4;
 inline constexpr int64_t kExactWarpRowsMinValues = 64;
 
 inline constexpr int kRowsCoarsenThreadsPerSm = 1024;
+
+// Two stripes (csrc/cuda/engine/shapes.cu, rows_step_shape): a row of `lanes` lanes of one lane a
+// thread on W = pow2ceil(lanes) threads instead runs on W / 2, thread t taking lanes t and t + W / 2,
+// where it pays. Measured on the H200 (session 55, NOTES.md: the sweep's 32 rows cases where stripes
+// can apply, every case striped against none, and rows_fill.py on 64 MiB rows 16 bytes short; graph,
+// cold L2; striped / not):
+// - the grid must keep a full SM's threads on every SM after halving: below one such wave striped
+//   rows lost by more than 2% in 14 of 20 cases (vector_norm rows of 5 lanes 1.09-1.10, sum int32
+//   of 7 lanes 1.34, var_mean float16 of 31 lanes 1.31, sum bfloat16 of 149 lanes 1.33) and gained
+//   in 4 (int8 rows of 2 and 3 lanes 0.79-0.90, var_mean float32 of 40 lanes 0.88): a thread's
+//   second lane, read after its first, is latency that few warps cannot hide;
+// - above it, rows of W <= 64 threads gained wherever at most 7/8 of the threads were busy: 17 lanes
+//   0.65-0.86, 25-27 lanes 0.90-0.98, 33 lanes 0.91-0.99, 38 lanes 0.90, 11 lanes (int8) 0.92; rows of
+//   W >= 128 gained for the batched operators (argmax 0.84-0.94 at 75, 136 and 146 lanes) and lost
+//   for the others at 75 and 136 lanes (sum, mean, amax 1.07-1.09; vector_norm bfloat16 66 lanes
+//   1.06, mean float64 93 lanes 1.03), gaining in others (mean float16 75 lanes 0.95, count_nonzero
+//   bfloat16 180 lanes 0.96): mixed, so only the batched operators stripe there, and only below
+//   3/4 busy.
+inline constexpr int kStripesThreadsPerSm = 2048;
+inline bool rows_stripes_pay(int64_t rows, int64_t lanes, int W, bool batched, int num_sms) {
+  if (rows * (W / 2) < static_cast<int64_t>(num_sms) * kStripesThreadsPerSm) return false;
+  return W <= 64 ? lanes * 8 <= int64_t{W} * 7 : batched && lanes * 4 <= int64_t{W} * 3;
+}
 inline constexpr int kColumnsCoarsenThreadsPerSm = 512;
 // The columns kernel's blocks per SM below which its shape rule makes smaller blocks (more of them)
 // rather than leave SMs idle: a batch of short R and narrow C (argmax int8 (932, 24, 116) over dim 1)

@@ -722,11 +722,31 @@ __global__ void __launch_bounds__(kThreads, kRowsMinBlocks<In, Op, kUp>)
   }
   const int64_t lanes = (L + G - 1) / G;
   Acc acc = Op::identity();
+  // kUp == 1 with LPT == 2 (two stripes, nseg == 1): the row's lanes are pow2ceil(lanes) / 2 = W
+  // threads' two halves, thread t holding lane t and lane t + W (acc2), so that no thread of a row of
+  // just over a power of two lanes idles. Each half's tree runs over the W threads, and the root
+  // combines the two halves in the row's first thread: the perfect tree's own combines, so the same
+  // bits. Where: rows_step_shape (shapes.cu) by rows_stripes_pay (tuning.h).
+  Acc acc2 = Op::identity();
   if (row < K) {
     const In* xr = x + row * L;
     const Bounds bx = bounds_of(x, K * L);
     if constexpr (kUp == 1) {
-      if (t < lanes) acc = lane_reduce<In, Op, true>(xr + t * G, static_cast<int>(L - t * G < G ? L - t * G : G), t * G, prm, bx);
+      // One copy of the lane's code for both stripes (inlined twice, the sum float32 kernel took 56
+      // registers against 48, 4 blocks an SM against 5). The fused kernel takes split rows only
+      // (nseg > 1), which never stripe: it keeps one lane.
+      constexpr int kMaxStripes = kFused ? 1 : 2;
+#pragma unroll 1
+      for (int h = 0; h < LPT && h < kMaxStripes; ++h) {
+        const int64_t l = t + h * W;
+        const Acc a = l < lanes ? lane_reduce<In, Op, true>(xr + l * G, static_cast<int>(L - l * G < G ? L - l * G : G), l * G, prm, bx)
+                                : Op::identity();
+        if (h == 0) {
+          acc = a;
+        } else {
+          acc2 = a;
+        }
+      }
     } else if constexpr (kUp > 1) {
       if (t * kUp < lanes) acc = lanes_up_front<In, Op, kUp>(xr, L, lanes, t * kUp, prm, bx);
     } else {
@@ -762,6 +782,13 @@ __global__ void __launch_bounds__(kThreads, kRowsMinBlocks<In, Op, kUp>)
   }
   allow_dependent_launch();
   acc = block_tree<Op>(acc, W, smem);
+  if constexpr (kUp == 1 && !kFused) {
+    if (LPT == 2) {  // the same for the whole block
+      __syncthreads();  // block_tree's shared memory, read by the first tree, is written by the second
+      acc2 = block_tree<Op>(acc2, W, smem);
+      if constexpr (!RK_FAULT_IS(RowsStripeRoot)) acc = Op::combine(acc, acc2);  // planted: the second half dropped
+    }
+  }
   rows_store<Op>(RowsPos{row, t, seg}, K, W, nseg, acc, out, partials, prm);
   if constexpr (kFused) finish_row_in_last_block<Op>(partials, row, nseg, fused, out, prm, smem);  // nseg > 1, fused.counters set
 }
@@ -1301,6 +1328,7 @@ struct Shape {
   int64_t nseg = 1;   // rows: segments per row (blocks per row when > 1)
   int TX = 1, TY = 1, TB = 1;  // columns block: TB batches of TX x TY threads
   int LPT = 1;         // rows and columns: lanes per thread
+  int stripes = 1;     // rows, one lane a thread: 2 lanes t and t + W a thread (rows_kernel<kUp = 1>'s LPT argument)
   int64_t tiles_x = 1, tiles_y = 1;
   int64_t blocks = 1;
   int64_t partials = 0;  // partials per output (0: written directly)
@@ -1313,6 +1341,8 @@ struct Shape {
 // aligned (columns): every row's 16-byte vectors are aligned (columns_aligned); batched: the
 // operator reduces a lane's batches by its lane function (Op::kBatched: Welford, logsumexp).
 Shape rows_shape(int64_t K, int64_t L, int elem, int rows_lpt, int num_sms, const TuningOverrides& o);
+// A Rows step's shape: rows_shape's, with two stripes where they pay (batched: Op::kBatched).
+Shape rows_step_shape(int64_t K, int64_t L, int elem, int rows_lpt, bool batched, int num_sms, const TuningOverrides& o);
 Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, bool aligned, bool batched, int num_sms, const TuningOverrides& o);
 Shape finish_shape(int64_t nout, int64_t P, int64_t* g);
 
@@ -1335,7 +1365,7 @@ inline bool gather_aligned(const void* x, const Gather& g, int elem) {
 inline Shape step_shape(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, const void* x, bool batched,
                         int num_sms, int rows_lpt, const TuningOverrides& o, const Gather& g) {
   switch (kind) {  // every kind named (-Werror=switch)
-    case StepKind::Rows: return rows_shape(outer, extent, elem, rows_lpt, num_sms, o);
+    case StepKind::Rows: return rows_step_shape(outer, extent, elem, rows_lpt, batched, num_sms, o);
     case StepKind::Columns: return columns_shape(outer, extent, inner, elem, columns_aligned(x, inner, elem), batched, num_sms, o);
     case StepKind::Gather:
       return g.columns ? columns_shape(outer, extent, inner, elem, gather_aligned(x, g, elem), batched, num_sms, o)
@@ -1441,7 +1471,8 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
     }
   } else if (kind == StepKind::Rows) {
     auto go = [&](auto kernel) {
-      return launch_maybe_pdl(kernel, grid, block, stream, pdl, x, outer, extent, s.W, s.LPT, s.nseg, out, partials, prm, fused);
+      return launch_maybe_pdl(kernel, grid, block, stream, pdl, x, outer, extent, s.W, s.LPT == 1 ? s.stripes : s.LPT, s.nseg, out,
+                              partials, prm, fused);
     };
     if (fused.counters) {  // split rows finished by each row's last block (s.LPT == 1)
       e = go(rows_kernel<In, Op, Out0, Out1, 1, true>);

@@ -523,11 +523,13 @@ EXACT_FAMILIES_BEFORE = ["benchmarks/results/h200/exact_families_before_s38/resu
 EXACT_FAMILIES_LATER = "benchmarks/results/h100/s51/run8_build_tests_bench/exact_families/results_exact_families.json"
 EXACT_FAMILIES_LATER_BEFORE = ["benchmarks/results/h100/exact_s45/bench_after/results_exact_families.json"]
 MISALIGNED = "benchmarks/results/h200/misaligned/results_misaligned.json"
-# The random-shape sweep (issue 21): the current GPU run, the same draw before the columns change,
-# and the CPU's.
+# The random-shape sweep (issue 21): the current GPU run, the same draw on the H200 two days of
+# sessions before (commit bd4c507, session 37), the same draw on an H100 (session 50's code), and the CPU's.
 SWEEP = "benchmarks/results/h200/sweep/sweep_cuda.json"
-SWEEP_BEFORE = "benchmarks/results/h200/sweep_a31b004/sweep_cuda.json"
-SWEEP_LATER = "benchmarks/results/h100/sweep/sweep_cuda.json"  # later code, measured only on an H100
+SWEEP_BEFORE = "benchmarks/results/h200/sweep_bd4c507/sweep_cuda.json"
+SWEEP_BEFORE_WHAT = "on the H200 with session 37's code (commit bd4c507)"
+SWEEP_LATER = "benchmarks/results/h100/sweep/sweep_cuda.json"  # session 50's code, on an H100
+SWEEP_LATER_WHAT = "Session 50's code on another card"
 SWEEP_LATER_BEFORE = "benchmarks/results/h100/sweep_before_s47/sweep_cuda.json"  # the same card type, session 46's final code
 SWEEP_LATER_BEFORE_WHAT = ("before split steps finished in their own kernel and permuted results were written in place "
                            "(sessions 47-49: one launch where there were two)")
@@ -786,6 +788,48 @@ def rows_fill_block(endings: list, sweep_ab: tuple | None, small: dict | None) -
     return "\n".join(lines)
 
 
+# Two stripes (session 55): rows one value short timed with the landed rule and with one lane a
+# thread in one build, and the sweep's rows cases of a fresh draw with the rule and without stripes.
+STRIPES_FILL = "benchmarks/results/h200/s55/run3_rule/rows_fill/rows_fill.json"
+STRIPES_SWEEP = ("benchmarks/results/h200/s55/run3_rule/sweep_seed55_stripes_m0/sweep_cuda.json",
+                 "benchmarks/results/h200/s55/run3_rule/sweep_seed55_stripes_m-1/sweep_cuda.json")
+
+
+def stripes_block(fill: dict | None, sweep_ab: tuple | None) -> str:
+    """fill: rows_fill.py --old-too --old-stripes (`us` with the rule, `old_us` one lane a thread);
+    sweep_ab: the sweep's rows cases with the rule (_rows_stripes(0)) and without stripes (-1)."""
+    if fill is None:
+        return f"(no result file yet: `{STRIPES_FILL}`)"
+    gm = _bench_script("sweep").geomean
+    env = fill["env"]
+    lanes = sorted({r["lanes"] for r in fill["rows"]})
+    same = all(r["same_bits"] for r in fill["rows"])
+    tail = "one value" if fill["tail"] < 0 else f"{fill['tail']} bytes"
+    lines = [para(f"{env.get('gpu', '?')}, {env.get('date', '?')}, torch {env.get('torch', '?')}; rows {tail} short of whole lanes "
+                  f"of 64 bytes, about {fill['mib']:g} MiB each, over dim 1, graph timing, cold L2; time with the rule / time with one "
+                  f"lane a thread, in one build (bits {'the same in every case' if same else 'DIFFERENT in some case'}); generated "
+                  f"from `{STRIPES_FILL}`."), "",
+             "| op | dtype | " + " | ".join(f"{n} lanes" for n in lanes) + " |", "|---|---|" + "---:|" * len(lanes)]
+    cases = {}
+    for r in fill["rows"]:
+        cases.setdefault((r["op"], r["dtype"]), {})[r["lanes"]] = r
+    for (op, dt), rs in cases.items():
+        lines.append(f"| {op} | {dt} | " + " | ".join(f"{rs[n]['us'] / rs[n]['old_us']:.2f}" if n in rs else "—" for n in lanes) + " |")
+    if sweep_ab is not None and all(sweep_ab):
+        key = lambda r: (r["op"], r["dtype"], str(r["shape"]), str(r["dims"]), r["layout"])  # noqa: E731
+        a, b = ({key(r): r for r in run["rows"] if "ours_graph_us" in r} for run in sweep_ab)
+        pairs = [(a[k], a[k]["ours_graph_us"] / b[k]["ours_graph_us"]) for k in a if k in b]
+        moved = sorted((p for p in pairs if abs(p[1] - 1) > 0.03), key=lambda p: p[1])
+        lines += ["", para(f"The random-shape sweep's one-step rows cases of another draw ({len(pairs)} of seed "
+                           f"{sweep_ab[0]['seed']}'s 400; {sweep_ab[0]['device_name']}, {sweep_ab[0]['date']}), our graph time with "
+                           f"the rule / without stripes, two runs on one machine; generated from `{STRIPES_SWEEP[0]}` and "
+                           f"`{STRIPES_SWEEP[1]}`: geometric mean {gm([x for _, x in pairs]):.3f}; the cases that moved by more "
+                           f"than 3%:"), "", "| op | dtype | shape | dims | MiB | rule / no stripes |", "|---|---|---|---|---:|---:|"]
+        for r, x in moved:
+            lines.append(f"| {r['op']} | {r['dtype']} | {tuple(r['shape'])} | {r['dims']} | {r['bytes'] / 2**20:.0f} | {x:.2f} |")
+    return "\n".join(lines)
+
+
 def _bench_script(name: str):
     """A module of benchmarks/ (a script beside this one), imported by name."""
     import importlib
@@ -809,7 +853,8 @@ def sweep_block(cur: dict | None, before: dict | None, cpu: dict | None, cpu_bef
         return f"(no result file yet: `{SWEEP}`)"
     chunks = _bench_script("sweep").summary_block(cur, SWEEP, before, SWEEP_BEFORE, cpu, SWEEP_CPU, cpu_before,
                                                    SWEEP_CPU_BEFORE, later, SWEEP_LATER, later_before,
-                                                   SWEEP_LATER_BEFORE, SWEEP_LATER_BEFORE_WHAT).split("\n\n")
+                                                   SWEEP_LATER_BEFORE, SWEEP_LATER_BEFORE_WHAT, SWEEP_BEFORE_WHAT,
+                                                   SWEEP_LATER_WHAT).split("\n\n")
     return "\n\n".join(c if c.startswith("|") else para(c) for c in chunks)
 
 
@@ -850,6 +895,7 @@ def blocks(root: str = ROOT) -> dict[str, str]:
         "exact_families": exact_families_block(load(EXACT_FAMILIES), EXACT_FAMILIES, [(load(p), p) for p in EXACT_FAMILIES_BEFORE]),
         "exact_families_later": exact_families_block(load(EXACT_FAMILIES_LATER), EXACT_FAMILIES_LATER,
                                                      [(load(p), p) for p in EXACT_FAMILIES_LATER_BEFORE]),
+        "stripes": stripes_block(load(STRIPES_FILL), tuple(load(p) for p in STRIPES_SWEEP)),
         "sweep": sweep_block(load(SWEEP), load(SWEEP_BEFORE), load(SWEEP_CPU), load(SWEEP_CPU_BEFORE), load(SWEEP_LATER),
                              load(SWEEP_LATER_BEFORE)),
         "misaligned": misaligned_block(load(MISALIGNED), MISALIGNED),

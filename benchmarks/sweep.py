@@ -156,7 +156,9 @@ def plan_class(case: dict) -> str:
 def summary_block(cur: dict, cur_path: str, base: dict | None = None, base_path: str = "", cpu: dict | None = None,
                   cpu_path: str = "", cpu_base: dict | None = None, cpu_base_path: str = "", later: dict | None = None,
                   later_path: str = "", later_base: dict | None = None, later_base_path: str = "",
-                  later_base_what: str = "before the columns kernel read one column a thread where that pays") -> str:
+                  later_base_what: str = "before the columns kernel read one column a thread where that pays",
+                  base_what: str = "before this session's columns change",
+                  later_what: str = "Later code, measured only on another card") -> str:
     """The README's block: a GPU sweep (graph and eager), beside an earlier one of the same draw,
     by the engine's plan class; a later run of the same draw on another card, if any (its ratios
     are against torch on that card, not comparable with the table's); and the CPU sweep's headline."""
@@ -169,7 +171,7 @@ def summary_block(cur: dict, cur_path: str, base: dict | None = None, base_path:
              f"{cur['seed']}` (1 MiB to 1 GiB). Graph: {head(rows, 'ratio_graph')}; eager: {head(rows, 'ratio')}."]
     brows = [r for r in base["rows"] if "ratio" in r] if base else []
     if brows:
-        lines[-1] += f" The same draw before this session's columns change ({base['date']}): graph {head(brows, 'ratio_graph')}."
+        lines[-1] += f" The same draw {base_what} ({base['date']}): graph {head(brows, 'ratio_graph')}."
     big = [r for r in rows if r["bytes"] >= 256 * 2**20]
     lim = {"var_mean": 1.15, "argmax": 1.15, "logsumexp": 1.15}
     lines[-1] += (f" Cases of 256 MiB and more: {len(big)}, median {statistics.median(r['pct_ceiling'] for r in big):.0f}% of the read "
@@ -198,7 +200,7 @@ def summary_block(cur: dict, cur_path: str, base: dict | None = None, base_path:
         lgroups: dict = {}
         for r in lrows:
             lgroups.setdefault(plan_class(r), []).append(r["ratio_graph"])
-        lines += ["", f"Later code, measured only on another card ({later['device_name']}, {later['date']}; ratios against torch on that "
+        lines += ["", f"{later_what} ({later['device_name']}, {later['date']}; ratios against torch on that "
                       f"card): graph {head(lrows, 'ratio_graph')}; eager {head(lrows, 'ratio')}; geometric mean by plan: "
                   + ", ".join(f"{k} {geomean(g):.2f}" for k, g in sorted(lgroups.items(), key=lambda kv: -len(kv[1])))
                   + f" (`{later_path}`)."]

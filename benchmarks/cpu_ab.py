@@ -55,8 +55,20 @@ for _dt, _lens in (("bfloat16", (740, 1175, 2000, 500)), ("float32", (500, 300, 
         for _op in ("vector_norm", "mean"):
             SHORT_CASES.append((_op, _dt, (max(1, (1 << 21) // _L), _L), [1], None))
 
-# --cases: CASES (session 46), OUTMAP_CASES (47), TAIL_CASES (48) or SHORT_CASES (52).
-CASE_LISTS = {"s46": CASES, "outmap": OUTMAP_CASES, "tail": TAIL_CASES, "short": SHORT_CASES}
+# --cases columns (session 55): columns of the map-reduce operators (joint_columns: four vectors of
+# a row at a time) and of bool and integer amax and amin (whole columns), among them the CPU
+# sweep's columns cases below torch; a case with few columns (under four vectors) as a control.
+COLUMN_CASES = [("amax", "float64", (96, 40, 112), [1], None), ("amax", "float32", (96, 40, 112), [1], None),
+                ("mean", "float32", (25, 32, 4245), [0], None), ("mean", "float64", (608, 417), [0], None),
+                ("mean", "float32", (18984, 246), [0], None), ("mean", "bfloat16", (2048, 2048), [0], None),
+                ("vector_norm", "float32", (4096, 1024), [0], None), ("mean", "float64", (76, 72, 35), [2], None),
+                ("mean", "float64", (1 << 17, 12), [0], None),
+                ("amax", "int32", (644, 612), [0], None), ("amax", "int8", (57, 21, 24, 132), [1, 2], None),
+                ("amin", "int8", (4096, 4096), [0], None), ("amax", "int32", (1 << 16, 20), [0], None),
+                ("amax", "bool", (2000, 3000), [0], None)]
+
+# --cases: CASES (session 46), OUTMAP_CASES (47), TAIL_CASES (48), SHORT_CASES (52) or COLUMN_CASES (55).
+CASE_LISTS = {"s46": CASES, "outmap": OUTMAP_CASES, "tail": TAIL_CASES, "short": SHORT_CASES, "columns": COLUMN_CASES}
 
 
 def case_name(c) -> str:

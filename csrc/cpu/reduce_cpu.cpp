@@ -48,6 +48,7 @@ namespace {
 constexpr int64_t kChunkLanes = 4096;
 constexpr int64_t kTile = 64;           // columns of a tile at least
 constexpr int64_t kTileBytes = 4096;    // bytes of a row a tile spans, where the matrix is that wide
+constexpr int64_t kIntColumnsTileBytes = 256 << 10;  // a tile of integer amax/amin columns, all its rows (int_columns_whole)
 constexpr int64_t kColTreeBytes = 32 << 10;  // a narrow tile's 16 lanes read at once (joint_columns16), at most
 constexpr int kMaxLevels = 64;
 
@@ -836,18 +837,48 @@ RK_OPS_AVX2 int64_t lse_columns(const In* x, int64_t ld, int64_t nc, int cnt, ty
   return c;
 }
 
+// A vector of accumulators from W adjacent values at p: 8 float32 (float32 or 16-bit values) or 4
+// float64 (float32 or float64 values).
+template <class A, class In>
+RK_OPS_AVX2 inline Vec256<A> load_acc(const In* p) {
+  if constexpr (std::is_same_v<A, float>) {
+    return load8(p);
+  } else if constexpr (std::is_same_v<In, float>) {
+    return _mm256_cvtps_pd(_mm_loadu_ps(p));
+  } else {
+    return _mm256_loadu_pd(p);
+  }
+}
+
 // Columns of a map-reduce operator (kVecLanes: mean, amax, amin, vector_norm 1, 2, inf, -inf,
 // nansum's and the like of float and 16-bit values): W adjacent columns a vector (8 float32 or 4
 // float64 accumulators), each column's cnt values entered in row order, as the scalar loop in
 // column_lanes() enters them: the same bits. The scalar loop held aligned float32 columns at 0.15x
 // torch (issue 21's CPU sweep). Writes acc[0, c) for the first whole vectors' columns; returns c.
+//
+// Four vectors of adjacent columns first (32 float32 or 16 float64 accumulators: each row read as
+// one piece of 128 bytes of float32 or float64 values, 64 bytes of 16-bit values or of float32 ones
+// summed in float64, and four independent chains in flight), then one vector at a time. One vector a column group walked the rows with a
+// single dependent chain and 16 or 32 bytes a row: float64 amax of (96, 40, 112) over dim 1 at 0.5x
+// torch, 66% of its samples on the loads (perf, session 55).
 template <class In, class Op>
 RK_OPS_AVX2 int64_t joint_columns(const In* x, int64_t ld, int64_t nc, int cnt, typename Op::Acc* acc) {
   using A = typename Op::Acc;
   using F = Form<Op>;
+  using V = Vec256<A>;
+  constexpr int64_t W = std::is_same_v<A, float> ? 8 : 4;
   const typename F::M mon{};
   const typename F::Map map{};
   int64_t c = 0;
+  for (; c + 4 * W <= nc; c += 4 * W) {
+    V a[4];
+    for (int j = 0; j < 4; ++j) a[j] = vset(F::M::template identity<A>());
+    for (int k = RK_FAULT_IS(CpuColumnsFirstRow) ? 1 : 0; k < cnt; ++k) {  // planted: from 1
+      const In* p = x + k * ld + c;
+      for (int j = 0; j < 4; ++j) a[j] = vfold(a[j], load_acc<A>(p + j * W), map, mon);
+    }
+    for (int j = 0; j < 4; ++j) std::memcpy(acc + c + j * W, &a[j], sizeof(V));
+  }
   if constexpr (std::is_same_v<A, float>) {
     static_assert(std::is_same_v<In, float> || kHalfLike<In>, "float32 accumulators take float32 or 16-bit values");
     for (; c + 8 <= nc; c += 8) {
@@ -995,17 +1026,42 @@ RK_OPS_AVX2 int int_extremum(const In* x, int64_t i0, int64_t i1) {
   return static_cast<int>(m);
 }
 
+// Whole columns of amax and amin over bool and integers up to 32 bits (kIntExtremum): a column's
+// max (min) is the same in any order, so its R rows need no lanes and no tree. nc columns at x
+// (row stride ld), R >= 1 rows, into acc[0, nc): four vectors of 32 bytes of a row at a time in the
+// input's own width (128 int8 columns a step), then one vector, then column by column. Through
+// lanes of 64 rows (a vector of 8 columns widened to int32 a row, and a tree of lanes
+// per column) int8 amax of (57, 504, 132) over dim 1 took 2.4x torch's time (session 55).
+template <class In>
+RK_OPS_AVX2 inline __m256i iload32(const In* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 template <class In, class Op>
-RK_OPS_AVX2 int64_t int_columns(const In* x, int64_t ld, int64_t nc, int cnt, int* acc) {
+RK_OPS_AVX2 void int_columns_whole(const In* x, int64_t R, int64_t ld, int64_t nc, int* acc) {
   constexpr bool kMax = IntForm<Op>::kMax;
-  const __m256i id = _mm256_set1_epi32(Op::identity());
+  constexpr int64_t W = 32 / static_cast<int64_t>(sizeof(In));
+  alignas(32) In part[4 * W];
   int64_t c = 0;
-  for (; c + 8 <= nc; c += 8) {
-    __m256i a = id;
-    for (int k = 0; k < cnt; ++k) a = kMax ? _mm256_max_epi32(a, iload8(x + k * ld + c)) : _mm256_min_epi32(a, iload8(x + k * ld + c));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + c), a);
+  for (; c + 4 * W <= nc; c += 4 * W) {
+    __m256i a[4];
+    for (int u = 0; u < 4; ++u) a[u] = iload32(x + c + u * W);
+    for (int64_t k = RK_FAULT_IS(CpuIntColumnsRow1) ? 2 : 1; k < R; ++k)  // planted: row 1 not read
+      for (int u = 0; u < 4; ++u) a[u] = imaxmin<In, kMax>(a[u], iload32(x + k * ld + c + u * W));
+    for (int u = 0; u < 4; ++u) _mm256_store_si256(reinterpret_cast<__m256i*>(part + u * W), a[u]);
+    for (int64_t j = 0; j < 4 * W; ++j) acc[c + j] = static_cast<int>(part[j]);
   }
-  return c;
+  for (; c + W <= nc; c += W) {
+    __m256i a = iload32(x + c);
+    for (int64_t k = 1; k < R; ++k) a = imaxmin<In, kMax>(a, iload32(x + k * ld + c));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(part), a);
+    for (int64_t j = 0; j < W; ++j) acc[c + j] = static_cast<int>(part[j]);
+  }
+  for (; c < nc; ++c) {
+    In m = x[c];
+    for (int64_t k = 1; k < R; ++k) {
+      const In v = x[k * ld + c];
+      m = kMax ? (v > m ? v : m) : (v < m ? v : m);
+    }
+    acc[c] = static_cast<int>(m);
+  }
 }
 
 // argmax and argmin of a contiguous run (ArgExt over float32, float64, 16-bit floats and integers
@@ -1310,9 +1366,7 @@ void column_lanes(const In* x, int64_t ld, int64_t nc, int cnt, int64_t i0, type
 #if RK_OPS_AVX2_LANES
     if constexpr (vec::kVecLanes<In, Op>) {
       if (cpu_avx2()) c0 = vec::joint_columns<In, Op>(x, ld, nc, cnt, acc);
-    } else if constexpr (vec::kIntExtremum<In, Op>) {
-      if (cpu_avx2()) c0 = vec::int_columns<In, Op>(x, ld, nc, cnt, acc);
-    }
+    }  // (bool and integer amax and amin take whole columns in AVX2: run, vec::int_columns_whole)
 #endif
     for (int64_t c = c0; c < nc; ++c) acc[c] = Op::identity();
     for (int k = 0; k < cnt; ++k) {
@@ -1460,6 +1514,28 @@ void run(const OpDesc& d) {
     });
     return;
   }
+#if RK_OPS_AVX2_LANES
+  if constexpr (vec::kIntExtremum<In, Op>) {
+    // amax and amin of bool and integers: whole columns (vec::int_columns_whole), a tile of
+    // columns a task whose R rows take at most kIntColumnsTileBytes (L2-resident, so that the
+    // tile's later column blocks find its rows in cache), at least one step of four vectors.
+    if (R > 0 && cpu_avx2()) {
+      const int64_t C = d.inner, step = 128 / static_cast<int64_t>(sizeof(In));
+      const int64_t fit = kIntColumnsTileBytes / (R * static_cast<int64_t>(sizeof(In)));
+      const int64_t tw = std::min(C, std::max(step, fit / step * step));
+      const int64_t tiles = (C + tw - 1) / tw;
+      parallel_tasks(d.outer * tiles, R * tw, [&](int64_t t0, int64_t t1) {
+        std::vector<int> acc(static_cast<size_t>(tw));
+        for (int64_t t = t0; t < t1; ++t) {
+          const int64_t b = t / tiles, c0 = (t % tiles) * tw, nc = std::min(tw, C - c0);
+          vec::int_columns_whole<In, Op>(x + b * R * C + c0, R, C, nc, acc.data());
+          for (int64_t c = 0; c < nc; ++c) store<Op, Out0, Out1>(d, b * C + c0 + c, acc[c]);
+        }
+      });
+      return;
+    }
+  }
+#endif
   // Columns: batch b, a tile of tw columns and a chunk of lanes per task, a lane (G rows) at a time
   // across the tile: each row of the lane is read as one contiguous piece of the tile, and every
   // column's lane sees its values in index order, as lane() would (issue 21: walking one column at

@@ -150,6 +150,16 @@ def _data(shape, dtype, device, key, mean=0.0):
     return (torch.randn(shape, generator=g, device=device, dtype=torch.float64) * 3 + mean).to(dtype)
 
 
+def _lane_rows(rows, lanes, short_bytes, dtype, tag, seed_scale, device="cuda"):
+    """rows rows of `lanes` lanes of 64 bytes less short_bytes: floats of mean 1 (_data, keyed by
+    tag), integers in [-100, 100) seeded by lanes * seed_scale + short_bytes."""
+    L = (lanes * 64 - short_bytes) // torch.empty((), dtype=dtype).element_size()
+    if dtype.is_floating_point:
+        return _data((rows, L), dtype, device, f"{tag}{lanes}-{short_bytes}", mean=1.0)
+    g = torch.Generator().manual_seed(lanes * seed_scale + short_bytes)
+    return torch.randint(-100, 100, (rows, L), generator=g, dtype=dtype).to(device)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64], ids=str)
 @pytest.mark.parametrize("shape,dim", SHAPES, ids=[f"{s}-{d}" for s, d in SHAPES])
@@ -276,12 +286,8 @@ def test_short_lanes_keep_the_bits(op, dtype):
     try:
         for lanes in SHORT_LANES:
             for short_bytes in (16, item):
-                L = (lanes * 64 - short_bytes) // item
-                if dtype.is_floating_point:
-                    x = _data((37, L), dtype, "cuda", f"short{lanes}-{short_bytes}", mean=1.0)
-                else:
-                    g = torch.Generator().manual_seed(lanes * 100 + short_bytes)
-                    x = torch.randint(-100, 100, (37, L), generator=g, dtype=dtype).cuda()
+                x = _lane_rows(37, lanes, short_bytes, dtype, "short", 100)
+                L = x.shape[1]
                 got = {}
                 for lpt in lanes_forms:
                     reducekit._C._ops_rows_lanes(lpt)
@@ -342,12 +348,8 @@ def test_stripes_keep_the_bits(op, dtype):
     try:
         for lanes in STRIPE_LANES:
             for short_bytes in (0, item):
-                L = (lanes * 64 - short_bytes) // item
-                if dtype.is_floating_point:
-                    x = _data((43, L), dtype, "cuda", f"stripes{lanes}-{short_bytes}", mean=1.0)
-                else:
-                    g = torch.Generator().manual_seed(lanes * 10 + short_bytes)
-                    x = torch.randint(-100, 100, (43, L), generator=g, dtype=dtype).cuda()
+                x = _lane_rows(43, lanes, short_bytes, dtype, "stripes", 10)
+                L = x.shape[1]
                 got = {}
                 for mode in (1, 0, -1):
                     reducekit._C._rows_stripes(mode)

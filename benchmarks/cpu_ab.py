@@ -76,10 +76,10 @@ def case_name(c) -> str:
     return f"{op} {dt} {tuple(shape)} over {tuple(dims)}" + (f" permuted {tuple(perm)}" if perm else "")
 
 
-def child(out: str, budget: float, cases: list) -> None:
+def child(out: str, budget: float, cases: list, threads: int = 2) -> None:
     import torch
     import reducekit
-    torch.set_num_threads(2)
+    torch.set_num_threads(threads)
 
     def t(f):
         f(), f()
@@ -111,12 +111,14 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=0.3, help="seconds of calls per case and contender")
     ap.add_argument("--out", required=True)
     ap.add_argument("--cases", choices=tuple(CASE_LISTS), default="s46",
-                    help="the case list: CASES (session 46), OUTMAP_CASES (47) or TAIL_CASES (48)")
+                    help="the case list: CASES (session 46), OUTMAP_CASES (47), TAIL_CASES (48), SHORT_CASES (52) or COLUMN_CASES (55)")
+    ap.add_argument("--threads", type=int, default=2, help="torch's threads in each process (1: the kernels alone, "
+                    "where another process holds the cores and a parallel region would wait for a second thread)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     cases = CASE_LISTS[args.cases]
     if args.child:
-        return child(args.child, args.budget, cases)
+        return child(args.child, args.budget, cases, args.threads)
     os.makedirs(args.out, exist_ok=True)
     runs = {"old": [], "new": []}
     for i in range(args.runs):
@@ -124,7 +126,8 @@ def main() -> None:
             path = os.path.join(args.out, f"run_{side}_{i}.json")
             env = dict(os.environ, PYTHONPATH=os.path.abspath(getattr(args, side)))
             subprocess.run([sys.executable, os.path.abspath(__file__), "--old", "-", "--new", "-", "--out", "-", "--child", path,
-                            "--budget", str(args.budget), "--cases", args.cases], env=env, check=True)
+                            "--budget", str(args.budget), "--cases", args.cases, "--threads", str(args.threads)],
+                           env=env, check=True)
             with open(path) as f:
                 runs[side].append(json.load(f))
             os.remove(path)
@@ -137,10 +140,10 @@ def main() -> None:
                      "torch_over_old": med["old"]["torch_us"] / med["old"]["ours_us"],
                      "torch_over_new": med["new"]["torch_us"] / med["new"]["ours_us"]})
     res = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "runs": args.runs, "budget_s": args.budget, "cases": args.cases,
-           "old": os.path.abspath(args.old), "new": os.path.abspath(args.new), "rows": rows}
+           "threads": args.threads, "old": os.path.abspath(args.old), "new": os.path.abspath(args.new), "rows": rows}
     with open(os.path.join(args.out, "cpu_ab.json"), "w") as f:
         json.dump(res, f, indent=1)
-    lines = [f"# CPU A/B ({res['date']}, {args.runs} alternating runs a build, 2 threads)", "",
+    lines = [f"# CPU A/B ({res['date']}, {args.runs} alternating runs a build, {args.threads} thread{'s' if args.threads > 1 else ''})", "",
              "Median over the runs of each case's in-process median; torch's time taken in the same process as each build's.", "",
              "| case | old us | new us | new / old | torch / old | torch / new |", "|---|---:|---:|---:|---:|---:|"]
     lines += [f"| {r['case']} | {r['old_us']:.1f} | {r['new_us']:.1f} | {r['new_over_old']:.2f} | {r['torch_over_old']:.2f} | "

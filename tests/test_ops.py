@@ -362,6 +362,59 @@ def test_stripes_keep_the_bits(op, dtype):
         reducekit._C._rows_stripes(0)
 
 
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64], ids=str)
+@pytest.mark.parametrize("op", sorted(LANES_OPS) + ["sum"])
+def test_stripes_keep_the_specials(op, dtype):
+    """The two stripes' root combine on rows holding NaN, infinities, -0.0 and ties: each special
+    placed in the first lane of the second stripe (lane W / 2) and in lane 0 of the first, so that
+    the root combine meets it from both sides. Stripes forced, default and never give the same bits;
+    amax and argmax are torch's (the first NaN, the first of tied maxima)."""
+    f = (lambda t, d: reducekit.sum(t, d)) if op == "sum" else LANES_OPS[op]
+    item = torch.empty((), dtype=dtype).element_size()
+    E = 64 // item  # values a lane
+    nan, inf = math.nan, math.inf
+    try:
+        for lanes in STRIPE_LANES:
+            half = (1 << (lanes - 1).bit_length()) // 2  # the second stripe's first lane
+            for short_bytes in (0, item):
+                x = _lane_rows(42, lanes, short_bytes, dtype, "stripe-specials", 11)
+                L = x.shape[1]
+                a, b = 0, min(half * E, L - 1)  # lane 0's first value, lane W / 2's first value
+                for r in range(x.shape[0]):
+                    kind = r % 7
+                    if kind == 0:
+                        x[r, b], x[r, L - 1] = nan, nan
+                    elif kind == 1:
+                        x[r, a], x[r, b] = inf, inf
+                    elif kind == 2:
+                        x[r, b] = -inf
+                    elif kind == 3:
+                        x[r] = -0.0
+                    elif kind == 4:
+                        m = x[r].max()
+                        x[r, b], x[r, min(E - 1, L - 1)] = m, m
+                    elif kind == 5:
+                        x[r, a], x[r, b] = inf, -inf
+                    # kind 6: finite, the control
+                got = {}
+                for mode in (1, 0, -1):
+                    reducekit._C._rows_stripes(mode)
+                    r_ = f(x, 1)
+                    got[mode] = list(r_) if isinstance(r_, tuple) else [r_]
+                for mode, r_ in got.items():
+                    for u, v in zip(r_, got[-1]):
+                        assert same_bits(u, v), f"{op} {dtype} rows of {L} values with specials: stripes mode {mode} changed the bits"
+                if op in ("amax", "argmax", "argmin"):
+                    want = getattr(torch, op)(x, 1)
+                    if op == "amax":
+                        torch.testing.assert_close(got[1][0], want, rtol=0, atol=0, equal_nan=True)
+                    else:
+                        assert torch.equal(got[1][0], want), f"{op} {dtype} rows of {L} values with specials against torch"
+    finally:
+        reducekit._C._rows_stripes(0)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("op", sorted(LANES_OPS) + ["sum"])

@@ -858,15 +858,18 @@ RK_OPS_AVX2 inline Vec256<A> load_acc(const In* p) {
 //
 // Four vectors of adjacent columns first (32 float32 or 16 float64 accumulators: each row read as
 // one piece of 128 bytes of float32 or float64 values, 64 bytes of 16-bit values or of float32 ones
-// summed in float64, and four independent chains in flight), then one vector at a time. One vector a column group walked the rows with a
-// single dependent chain and 16 or 32 bytes a row: float64 amax of (96, 40, 112) over dim 1 at 0.5x
-// torch, 66% of its samples on the loads (perf, session 55).
+// summed in float64, and four independent chains in flight), then one vector at a time. One vector
+// a column group walked the rows with a single dependent chain and 16 or 32 bytes a row: float64
+// amax of (96, 40, 112) over dim 1 at 0.5x torch, 66% of its samples on the loads (perf, session 55).
 template <class In, class Op>
 RK_OPS_AVX2 int64_t joint_columns(const In* x, int64_t ld, int64_t nc, int cnt, typename Op::Acc* acc) {
   using A = typename Op::Acc;
   using F = Form<Op>;
   using V = Vec256<A>;
   constexpr int64_t W = std::is_same_v<A, float> ? 8 : 4;
+  static_assert(std::is_same_v<A, float> ? (std::is_same_v<In, float> || kHalfLike<In>)
+                                          : (std::is_same_v<A, double> && (std::is_same_v<In, float> || std::is_same_v<In, double>)),
+                "float32 accumulators take float32 or 16-bit values, float64 ones float32 or float64 values");
   const typename F::M mon{};
   const typename F::Map map{};
   int64_t c = 0;
@@ -879,28 +882,10 @@ RK_OPS_AVX2 int64_t joint_columns(const In* x, int64_t ld, int64_t nc, int cnt, 
     }
     for (int j = 0; j < 4; ++j) std::memcpy(acc + c + j * W, &a[j], sizeof(V));
   }
-  if constexpr (std::is_same_v<A, float>) {
-    static_assert(std::is_same_v<In, float> || kHalfLike<In>, "float32 accumulators take float32 or 16-bit values");
-    for (; c + 8 <= nc; c += 8) {
-      __m256 a = vset(F::M::template identity<float>());
-      for (int k = RK_FAULT_IS(CpuColumnsFirstRow) ? 1 : 0; k < cnt; ++k) a = vfold(a, load8(x + k * ld + c), map, mon);  // planted: from 1
-      _mm256_storeu_ps(acc + c, a);
-    }
-  } else {
-    static_assert(std::is_same_v<A, double> && (std::is_same_v<In, float> || std::is_same_v<In, double>), "float64 accumulators");
-    for (; c + 4 <= nc; c += 4) {
-      __m256d a = vset(F::M::template identity<double>());
-      for (int k = RK_FAULT_IS(CpuColumnsFirstRow) ? 1 : 0; k < cnt; ++k) {  // planted: from 1
-        __m256d v;
-        if constexpr (std::is_same_v<In, float>) {
-          v = _mm256_cvtps_pd(_mm_loadu_ps(x + k * ld + c));
-        } else {
-          v = _mm256_loadu_pd(x + k * ld + c);
-        }
-        a = vfold(a, v, map, mon);
-      }
-      _mm256_storeu_pd(acc + c, a);
-    }
+  for (; c + W <= nc; c += W) {
+    V a = vset(F::M::template identity<A>());
+    for (int k = RK_FAULT_IS(CpuColumnsFirstRow) ? 1 : 0; k < cnt; ++k) a = vfold(a, load_acc<A>(x + k * ld + c), map, mon);  // planted: from 1
+    std::memcpy(acc + c, &a, sizeof(V));
   }
   return c;
 }
@@ -1031,7 +1016,8 @@ RK_OPS_AVX2 int int_extremum(const In* x, int64_t i0, int64_t i1) {
 // (row stride ld), R >= 1 rows, into acc[0, nc): four vectors of 32 bytes of a row at a time in the
 // input's own width (128 int8 columns a step), then one vector, then column by column. Through
 // lanes of 64 rows (a vector of 8 columns widened to int32 a row, and a tree of lanes
-// per column) int8 amax of (57, 504, 132) over dim 1 took 2.4x torch's time (session 55).
+// per column) int8 amax of (57, 504, 132) over dim 1 took 5.2x torch's time; whole columns take
+// 1.1x (session 55's A/B, benchmarks/results/cpu/s55_columns/).
 template <class In>
 RK_OPS_AVX2 inline __m256i iload32(const In* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 template <class In, class Op>

@@ -512,16 +512,10 @@ def distributed_block(res: dict | None, path: str) -> str:
 # method="exact" by data family with CUB's RFA in the same run, and misaligned rows (issues 22 and
 # 21), on the H200 (the same runs on an H100: benchmarks/results/h100/).
 EXACT_FAMILIES = "benchmarks/results/h200/exact_families/results_exact_families.json"
-# The same benchmark before issue 22's part 4 (session 38), for the README's "before" column: the
-# run of all dtypes, its float64 rows replaced by the chunked path's later run and its float16 rows
-# by HalfRun's (issue 22, parts 2 and 3).
-EXACT_FAMILIES_BEFORE = ["benchmarks/results/h200/exact_families_before_s38/results_exact_families.json",
-                         "benchmarks/results/h200/exact_families_float64_chunked/results_exact_families.json",
-                         "benchmarks/results/h200/exact_families_float16_halfrun/results_exact_families.json"]
-# Later code, measured only on an H100 (no RFA in that run): session 51's ticket, against session 45's
-# H100 run of the same benchmark.
-EXACT_FAMILIES_LATER = "benchmarks/results/h100/s51/run8_build_tests_bench/exact_families/results_exact_families.json"
-EXACT_FAMILIES_LATER_BEFORE = ["benchmarks/results/h100/exact_s45/bench_after/results_exact_families.json"]
+# The same benchmark's previous H200 run (session 38's code, 2026-11-26), for the README's "before"
+# column: every H200 figure between the two was an H100's (sessions 45-52: the pool, the warp ends,
+# the ticket, the columns' word walk).
+EXACT_FAMILIES_BEFORE = ["benchmarks/results/h200/exact_families_s38/results_exact_families.json"]
 MISALIGNED = "benchmarks/results/h200/misaligned/results_misaligned.json"
 # The random-shape sweep (issue 21): the current GPU run, the same draw on the H200 two days of
 # sessions before (commit bd4c507, session 37), the same draw on an H100 (session 50's code), and the CPU's.
@@ -634,14 +628,15 @@ def exact_families_block(run: dict | None, path: str, before: list | None = None
     return "\n".join(lines)
 
 
-EXACT_DIMS = "benchmarks/results/h200/exact_s42/results_exact_families.json"
-EXACT_DIMS_H100 = "benchmarks/results/h100/exact_s42/run4/results_exact_families.json"
+# exact over dims: the current family run's rows and columns, against session 42's H200 dims-only run.
+EXACT_DIMS = EXACT_FAMILIES
+EXACT_DIMS_BEFORE = "benchmarks/results/h200/exact_s42/results_exact_families.json"
+EXACT_DIMS_BEFORE_WHAT = "session 42's code: before the pool, the ticket and bfloat16's word walk of columns"
 
 
-def exact_dims_block(run: dict | None, path: str, before: dict | None, before_path: str, other: dict | None, other_path: str) -> str:
-    """exact over dims (rows and columns) against auto, per dtype, shape and family, from the
-    dims-only run of bench_exact_families.py; beside the full benchmark's earlier dims figures
-    (`before`: gradient data, graph) and another machine's run of an earlier build (`other`)."""
+def exact_dims_block(run: dict | None, path: str, before: dict | None, before_path: str, before_what: str) -> str:
+    """exact over dims (rows and columns) against auto, per dtype, shape and family, from a run of
+    bench_exact_families.py, beside an earlier run's exact / auto of the same case (graph)."""
     if run is None:
         return f"(no result file yet: `{path}`)"
     env = run["env"]
@@ -650,16 +645,13 @@ def exact_dims_block(run: dict | None, path: str, before: dict | None, before_pa
         return d["dtype"], tuple(d["shape"]), d["dim"], d.get("data", "gradient")
 
     old = {key(d): d["graph_us"]["exact"] / d["graph_us"]["auto"] for d in (before or {}).get("dims", [])}
-    oth = {key(d): d["graph_us"]["exact"] / d["graph_us"]["auto"] for d in (other or {}).get("dims", [])}
     lines = [para(f"{env.get('gpu', '?')}, {env.get('date', '?')}, torch {env.get('torch', '?')}; read ceiling "
                   f"{env['read_ceiling']['gbps'] / 1e3:.2f} TB/s. exact / auto over dims, graph (eager), same process; "
-                  f"generated from `{path}`. Before: the same shape's exact / auto (graph, gradient data) in `{before_path}` "
-                  f"({(before or {}).get('env', {}).get('date', '?')}, the rows' checked path and the columns' copy). "
-                  f"{(other or {}).get('env', {}).get('gpu', '?')}: an earlier build of this session (the short rows' "
-                  f"float64-pair end) in `{other_path}`."), "",
-             "| dtype | shape | dim | data | path | exact us | auto us | exact / auto | before | H100, earlier build |",
-             "|---|---|---|---|---|---:|---:|---:|---:|---:|"]
-    met = 0
+                  f"generated from `{path}`. Before: the same case's exact / auto (graph) in `{before_path}` "
+                  f"({(before or {}).get('env', {}).get('date', '?')}, {before_what})."), "",
+             "| dtype | shape | dim | data | path | exact us | auto us | exact / auto | before |",
+             "|---|---|---|---|---|---:|---:|---:|---:|"]
+    met = met_before = 0
     for d in run["dims"]:
         g, e = d["graph_us"], d.get("eager_us") or d["graph_us"]
         k = key(d)
@@ -670,55 +662,8 @@ def exact_dims_block(run: dict | None, path: str, before: dict | None, before_pa
         r, re_ = g["exact"] / g["auto"], e["exact"] / e["auto"]
         met += (r <= 1.15) + (re_ <= 1.15)
         lines.append(f"| {d['dtype']} | {tuple(d['shape'])} | {d['dim']} | {d.get('data', 'gradient')} | {path_name} | "
-                     f"{g['exact']:.1f} | {g['auto']:.1f} | {r:.2f} ({re_:.2f}) | "
-                     f"{f'{old[k]:.2f}' if k in old else '—'} | {f'{oth[k]:.2f}' if k in oth else '—'} |")
+                     f"{g['exact']:.1f} | {g['auto']:.1f} | {r:.2f} ({re_:.2f}) | {f'{old[k]:.2f}' if k in old else '—'} |")
     lines += ["", para(f"Within the issue's 1.15x auto: {met} of {2 * len(run['dims'])} (graph and eager).")]
-    return "\n".join(lines)
-
-
-# exact over columns after session 52's word walk of bfloat16 columns (H100, dims only), against the
-# same shapes of the full H100 run before it (session 51's run 8).
-# Run 12's build took the word walk for float16 too (2.3-3x slower there, then dropped); its
-# bfloat16 kernel is the landed one's, so the block reads its bfloat16 rows only.
-EXACT_DIMS_LATER = "benchmarks/results/h100/s52/run12_columns_pairs_fixed/keep/exact_families/results_exact_families.json"
-EXACT_DIMS_LATER_DTYPES = ("bfloat16",)
-EXACT_DIMS_LATER_BEFORE = EXACT_FAMILIES_LATER
-
-
-def exact_dims_later_block(run: dict | None, path: str, before: dict | None, before_path: str, dtypes: tuple[str, ...]) -> str:
-    """exact over columns (dim 0) of `dtypes` in a later dims-only run against an earlier run's same
-    shapes and families (both: exact and auto timed in one process; the ratios are same-run)."""
-    if run is None:
-        return f"(no result file yet: `{path}`)"
-    env = run["env"]
-
-    def key(d):
-        return d["dtype"], tuple(d["shape"]), d["dim"], d.get("data", "gradient")
-
-    old = {key(d): d for d in (before or {}).get("dims", [])}
-    lines = [para(f"{env.get('gpu', '?')}, {env.get('date', '?')}, torch {env.get('torch', '?')}; exact over columns (dim 0) "
-                  f"against auto, graph (eager), same process; generated from `{path}`. Before: the same shapes in "
-                  f"`{before_path}` ({(before or {}).get('env', {}).get('date', '?')}, the 2-byte walk). Dtypes: {', '.join(dtypes)}."), "",
-             "| dtype | shape | data | exact us | before | auto us | exact / auto | before |",
-             "|---|---|---|---:|---:|---:|---:|---:|"]
-    met = met_before = n = 0
-    for d in run["dims"]:
-        if d["dim"] != 0 or d["dtype"] not in dtypes:
-            continue
-        g, e = d["graph_us"], d.get("eager_us") or d["graph_us"]
-        b = old.get(key(d))
-        r, re_ = g["exact"] / g["auto"], e["exact"] / e["auto"]
-        n += 2
-        met += (r <= 1.15) + (re_ <= 1.15)
-        if b:
-            bg, be = b["graph_us"], b.get("eager_us") or b["graph_us"]
-            rb, rbe = bg["exact"] / bg["auto"], be["exact"] / be["auto"]
-            met_before += (rb <= 1.15) + (rbe <= 1.15)
-        before_us = f"{b['graph_us']['exact']:.1f}" if b else "—"
-        before_ratio = f"{rb:.2f} ({rbe:.2f})" if b else "—"
-        lines.append(f"| {d['dtype']} | {tuple(d['shape'])} | {d.get('data', 'gradient')} | {g['exact']:.1f} | {before_us} | "
-                     f"{g['auto']:.1f} | {r:.2f} ({re_:.2f}) | {before_ratio} |")
-    lines += ["", para(f"Columns within the issue's 1.15x auto: {met} of {n} (graph and eager); before: {met_before}.")]
     return "\n".join(lines)
 
 
@@ -893,18 +838,14 @@ def blocks(root: str = ROOT) -> dict[str, str]:
         "patches": patches_block([(p, load(p)) for p in PATCH_RUNS]),
         "distributed": distributed_block(load(DIST_WORLD2), DIST_WORLD2),
         "exact_families": exact_families_block(load(EXACT_FAMILIES), EXACT_FAMILIES, [(load(p), p) for p in EXACT_FAMILIES_BEFORE]),
-        "exact_families_later": exact_families_block(load(EXACT_FAMILIES_LATER), EXACT_FAMILIES_LATER,
-                                                     [(load(p), p) for p in EXACT_FAMILIES_LATER_BEFORE]),
         "stripes": stripes_block(load(STRIPES_FILL), tuple(load(p) for p in STRIPES_SWEEP)),
         "sweep": sweep_block(load(SWEEP), load(SWEEP_BEFORE), load(SWEEP_CPU), load(SWEEP_CPU_BEFORE), load(SWEEP_LATER),
                              load(SWEEP_LATER_BEFORE)),
         "misaligned": misaligned_block(load(MISALIGNED), MISALIGNED),
-        "exact_dims": exact_dims_block(load(EXACT_DIMS), EXACT_DIMS, load(EXACT_FAMILIES), EXACT_FAMILIES, load(EXACT_DIMS_H100),
-                                       EXACT_DIMS_H100),
+        "exact_dims": exact_dims_block(load(EXACT_DIMS), EXACT_DIMS, load(EXACT_DIMS_BEFORE), EXACT_DIMS_BEFORE,
+                                       EXACT_DIMS_BEFORE_WHAT),
         "rows_fill": rows_fill_block([(label, path, load(path)) for label, path in ROWS_FILL_ENDINGS],
                                      tuple(load(p) for p in ROWS_FILL_SWEEP), load(ROWS_FILL_SMALL)),
-        "exact_dims_later": exact_dims_later_block(load(EXACT_DIMS_LATER), EXACT_DIMS_LATER, load(EXACT_DIMS_LATER_BEFORE),
-                                                   EXACT_DIMS_LATER_BEFORE, EXACT_DIMS_LATER_DTYPES),
     }
 
 

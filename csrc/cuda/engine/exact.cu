@@ -1170,12 +1170,12 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
 // cancelling data (12-14x `auto` on the H200, NOTES.md, issue 22). Here each thread owns a small
 // superaccumulator (Neal's xsum, its 32-bit chunks): int64 chunks in shared memory, chunk c of unit
 // 2^(32c - 1074). A value's significand M (53 bits) shifted by its exponent's low 5 bits spans at
-// most 84 bits: its low 32 go into chunk c and the rest (below 2^52) into chunk c + 1, with the
-// value's sign. Per value: about 32 instructions, no branch, and two shared read-modify-writes,
-// whatever the value. A chunk below 2^33 takes 2047 such adds before it could overflow, so every
-// thread carries its chunks one step (back below 2^33) every kCarryValues values; the block's column
-// sums take the last carry. inf and NaN are counted in registers, one test per sweep of UNROLL
-// vectors (exact counts: exact_partial's words need no second read). The blocks add their column
+// most 84 bits: its low 32 go into chunk c (unsigned) and the rest, signed (at most 2^52 in
+// magnitude), into chunk c + 1. Per value: 28 instructions, no branch, and two shared
+// read-modify-writes, whatever the value. A chunk below 2^33 takes 2047 such adds before it could
+// overflow, so every thread carries its chunks one step (back below 2^33) every kCarryValues values;
+// the block's column sums take the last carry. inf and NaN are counted in registers, one test per
+// sweep of UNROLL vectors (exact counts: exact_partial's words need no second read). The blocks add their column
 // sums into the row's int64 accumulators with global atomics, and the last block's first warp
 // rounds them once (warp_round_digits; specials and words: the limbs and one thread).
 namespace chunked {
@@ -1188,8 +1188,13 @@ template <int BLOCK>
 constexpr size_t smem_bytes() { return size_t(kChunks) * BLOCK * 8; }
 
 // Adds one finite float64 (its bits lo32, hi32) into the thread's chunks (col[c * BLOCK]), without
-// a branch: 32 instructions in the SASS (the first version, a 64-bit shift and a branch on inf/NaN
-// per value, took 45 and ran at 1.7-1.9x `auto`: NOTES.md, issue 22).
+// a branch. The signed significand sv (|sv| < 2^53) shifted by sh is lo + hi * 2^32 with lo its low
+// 32 bits (in [0, 2^32): unsigned, chunk c) and hi = sv >> (32 - sh) (arithmetic, |hi| <= 2^52,
+// chunk c + 1): the sign is applied once, to the 53-bit significand. 32 instructions a value in the
+// SASS of chunked_kernel<128, 4> (sm_90), its two shared loads and two stores included. Negating
+// both 64-bit parts instead cost about two more a value, 1-2% of the time on the H200, where this
+// path is bound by its instructions (session 56, NOTES.md). A first version, a 64-bit shift and a
+// branch on inf/NaN per value, took 45 and ran at 1.7-1.9x `auto` (issue 22).
 template <int BLOCK>
 __device__ __forceinline__ void add_bits(long long* col, uint32_t lo32, uint32_t hi32) {
   const uint32_t e = (hi32 >> 20) & 0x7ff;
@@ -1198,16 +1203,11 @@ __device__ __forceinline__ void add_bits(long long* col, uint32_t lo32, uint32_t
   const uint32_t q = e - normal;
   const int c = RK_FAULT_IS(ExactChunkShift) ? static_cast<int>(((q >> 5) + (lo32 & 1)) % (kChunks - 1)) : static_cast<int>(q >> 5);  // planted
   const uint32_t sh = q & 31;
-  // (mh:lo32) << sh is lo (its low 32 bits, chunk c) + hi * 2^32 (below 2^52, chunk c + 1).
-  const uint32_t lo = lo32 << sh;
-  const uint32_t hl = __funnelshift_rc(lo32, mh, 32 - sh);  // (mh:lo32) >> (32 - sh), low word
-  const uint32_t hh = __funnelshift_rc(mh, 0u, 32 - sh);    // its high word
   // With the sign s (0 or -1): +-v = (v ^ s) - s.
   const long long sg = static_cast<long long>(static_cast<int>(hi32) >> 31);
-  const long long vlo = static_cast<long long>(lo);
-  const long long vhi = static_cast<long long>((static_cast<uint64_t>(hh) << 32) | hl);
-  col[c * BLOCK] += (vlo ^ sg) - sg;
-  col[(c + 1) * BLOCK] += (vhi ^ sg) - sg;
+  const long long sv = ((static_cast<long long>(mh) << 32 | lo32) ^ sg) - sg;
+  col[c * BLOCK] += static_cast<long long>(static_cast<uint32_t>(sv) << sh);
+  col[(c + 1) * BLOCK] += sv >> (32 - sh);
 }
 
 // Nonzero if the float64 whose high word is h is inf or NaN (exponent 0x7ff carries into bit 31).

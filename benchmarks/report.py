@@ -651,7 +651,7 @@ def exact_dims_block(run: dict | None, path: str, before: dict | None, before_pa
                   f"({(before or {}).get('env', {}).get('date', '?')}, {before_what})."), "",
              "| dtype | shape | dim | data | path | exact us | auto us | exact / auto | before |",
              "|---|---|---|---|---|---:|---:|---:|---:|"]
-    met = met_before = 0
+    met = 0
     for d in run["dims"]:
         g, e = d["graph_us"], d.get("eager_us") or d["graph_us"]
         k = key(d)

@@ -334,6 +334,20 @@ def test_short_lanes_keep_the_bits(op, dtype):
 STRIPE_LANES = [2, 3, 5, 9, 16, 17, 33, 65, 129, 256]
 
 
+def _stripes_modes_agree(f, x, what):
+    """f(x, 1) with the rows' stripes forced (_rows_stripes 1), by the rule (0) and never (-1): the
+    same bits in all three. Returns the forced mode's results (a list)."""
+    got = {}
+    for mode in (1, 0, -1):
+        reducekit._C._rows_stripes(mode)
+        r = f(x, 1)
+        got[mode] = list(r) if isinstance(r, tuple) else [r]
+    for mode, r in got.items():
+        for a, b in zip(r, got[-1]):
+            assert same_bits(a, b), f"{what}: stripes mode {mode} changed the bits"
+    return got[1]
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int8], ids=str)
 @pytest.mark.parametrize("op", sorted(LANES_OPS) + ["sum"])
@@ -349,15 +363,7 @@ def test_stripes_keep_the_bits(op, dtype):
         for lanes in STRIPE_LANES:
             for short_bytes in (0, item):
                 x = _lane_rows(43, lanes, short_bytes, dtype, "stripes", 10)
-                L = x.shape[1]
-                got = {}
-                for mode in (1, 0, -1):
-                    reducekit._C._rows_stripes(mode)
-                    r = f(x, 1)
-                    got[mode] = list(r) if isinstance(r, tuple) else [r]
-                for mode, r in got.items():
-                    for a, b in zip(r, got[-1]):
-                        assert same_bits(a, b), f"{op} {dtype} rows of {L} values: stripes mode {mode} changed the bits"
+                _stripes_modes_agree(f, x, f"{op} {dtype} rows of {x.shape[1]} values")
     finally:
         reducekit._C._rows_stripes(0)
 
@@ -397,20 +403,13 @@ def test_stripes_keep_the_specials(op, dtype):
                     elif kind == 5:
                         x[r, a], x[r, b] = inf, -inf
                     # kind 6: finite, the control
-                got = {}
-                for mode in (1, 0, -1):
-                    reducekit._C._rows_stripes(mode)
-                    r_ = f(x, 1)
-                    got[mode] = list(r_) if isinstance(r_, tuple) else [r_]
-                for mode, r_ in got.items():
-                    for u, v in zip(r_, got[-1]):
-                        assert same_bits(u, v), f"{op} {dtype} rows of {L} values with specials: stripes mode {mode} changed the bits"
+                forced = _stripes_modes_agree(f, x, f"{op} {dtype} rows of {L} values with specials")
                 if op in ("amax", "argmax", "argmin"):
                     want = getattr(torch, op)(x, 1)
                     if op == "amax":
-                        torch.testing.assert_close(got[1][0], want, rtol=0, atol=0, equal_nan=True)
+                        torch.testing.assert_close(forced[0], want, rtol=0, atol=0, equal_nan=True)
                     else:
-                        assert torch.equal(got[1][0], want), f"{op} {dtype} rows of {L} values with specials against torch"
+                        assert torch.equal(forced[0], want), f"{op} {dtype} rows of {L} values with specials against torch"
     finally:
         reducekit._C._rows_stripes(0)
 

@@ -67,17 +67,21 @@ COLUMN_CASES = [("amax", "float64", (96, 40, 112), [1], None), ("amax", "float32
                 ("amin", "int8", (4096, 4096), [0], None), ("amax", "int32", (1 << 16, 20), [0], None),
                 ("amax", "bool", (2000, 3000), [0], None)]
 
-# --cases lse1 (session 56): logsumexp rows of one lane (at most 64 bytes of values), several rows as
-# one block's lanes (lse_rows1), among them the CPU sweep's worst case; rows of two lanes as controls.
-LSE1_CASES = [("logsumexp", "float64", (10, 28, 29, 23, 7), [4], None), ("logsumexp", "float64", (1 << 18, 8), [1], None),
-              ("logsumexp", "float64", (1 << 18, 3), [1], None), ("logsumexp", "float32", (1 << 18, 16), [1], None),
-              ("logsumexp", "float32", (1 << 18, 9), [1], None), ("logsumexp", "bfloat16", (1 << 18, 32), [1], None),
-              ("logsumexp", "float16", (1 << 18, 5), [1], None),
-              ("logsumexp", "float64", (1 << 17, 9), [1], None), ("logsumexp", "float32", (1 << 17, 17), [1], None)]
+# --cases lse_short (session 56): logsumexp rows of at most 4 lanes (64 bytes of values a lane), several
+# rows as the lanes of a block a lane (lse_short_rows), among them the CPU sweep's worst case; rows
+# of 5 lanes as controls.
+LSE_SHORT_CASES = [("logsumexp", "float64", (10, 28, 29, 23, 7), [4], None), ("logsumexp", "float64", (1 << 18, 8), [1], None),
+                   ("logsumexp", "float64", (1 << 18, 3), [1], None), ("logsumexp", "float32", (1 << 18, 16), [1], None),
+                   ("logsumexp", "float32", (1 << 18, 9), [1], None), ("logsumexp", "bfloat16", (1 << 18, 32), [1], None),
+                   ("logsumexp", "float16", (1 << 18, 5), [1], None),
+                   ("logsumexp", "float64", (1 << 17, 9), [1], None), ("logsumexp", "float32", (1 << 17, 17), [1], None),
+                   ("logsumexp", "float64", (1 << 16, 32), [1], None), ("logsumexp", "float32", (1 << 16, 50), [1], None),
+                   ("logsumexp", "bfloat16", (1 << 16, 100), [1], None),
+                   ("logsumexp", "float64", (1 << 16, 33), [1], None), ("logsumexp", "float32", (1 << 16, 70), [1], None)]
 
-# --cases: CASES (session 46), OUTMAP_CASES (47), TAIL_CASES (48), SHORT_CASES (52), COLUMN_CASES (55) or LSE1_CASES (56).
+# --cases: CASES (session 46), OUTMAP_CASES (47), TAIL_CASES (48), SHORT_CASES (52), COLUMN_CASES (55) or LSE_SHORT_CASES (56).
 CASE_LISTS = {"s46": CASES, "outmap": OUTMAP_CASES, "tail": TAIL_CASES, "short": SHORT_CASES, "columns": COLUMN_CASES,
-              "lse1": LSE1_CASES}
+              "lse_short": LSE_SHORT_CASES}
 
 
 def case_name(c) -> str:
@@ -121,7 +125,7 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--cases", choices=tuple(CASE_LISTS), default="s46",
                     help="the case list: CASES (session 46), OUTMAP_CASES (47), TAIL_CASES (48), SHORT_CASES (52), "
-                    "COLUMN_CASES (55) or LSE1_CASES (56)")
+                    "COLUMN_CASES (55) or LSE_SHORT_CASES (56)")
     ap.add_argument("--threads", type=int, default=2, help="torch's threads in each process (1: the kernels alone, "
                     "where another process holds the cores and a parallel region would wait for a second thread)")
     ap.add_argument("--child", help=argparse.SUPPRESS)

@@ -1179,36 +1179,68 @@ inline int64_t lse_columns_of(const In* x, int64_t ld, int64_t nc, int cnt, type
   }
 }
 
-// logsumexp rows of one lane (1 <= R <= G values), kLseRowsAtOnce of them (4 float64, 8 float32 or
-// 16-bit) as the lanes of one block: row q at lane q of a copy, padded with -inf to G values, so
-// that each lane sees the values, the padding and the operations it saw when lse_rest read the row
-// alone in a block of padded lanes: the same bits, a quarter (an eighth) of the exponentials. Alone,
-// float64 rows of 7 values took 32 exponentials a row: 0.30x torch (issue 21's CPU sweep, session
-// 56). out[q] is row q's lane.
+// logsumexp rows of at most kLseShortLanes lanes (1 <= R <= 4 G values), kLseRowsAtOnce rows at a
+// time (4 float64, 8 float32 or 16-bit): lane j of the rows as the lanes of block j (a copy, row q at
+// lane q, a partial lane padded with -inf to G values), so that each lane sees the values, the
+// padding and the operations it saw when lse_rest read the row alone in a block of padded lanes;
+// then the rows' trees in vectors, lse_combine lane by lane over the blocks with identity lanes
+// ({-inf, 0}) up to the next power of two: TreeStack's result for a row's lanes pushed one by one.
+// The same bits, a quarter (an eighth) of the exponentials and no scalar combine. Alone, float64
+// rows of 7 values took 32 exponentials a row: 0.30x torch (issue 21's CPU sweep, session 56).
+// out[q] is row q's root.
 template <class In>
 inline constexpr int kLseRowsAtOnce = std::is_same_v<In, double> ? 4 : 8;
-template <class In, class Op>
-RK_OPS_AVX2 void lse_rows1(const In* x, int64_t R, typename Op::Acc* out) {
+constexpr int kLseShortLanes = 4;
+template <int NL, class In, class Op>
+RK_OPS_AVX2 void lse_short_rows(const In* x, int64_t R, typename Op::Acc* out) {
+  static_assert(NL >= 1 && NL <= kLseShortLanes, "a short row's lanes");
+  constexpr int nl = NL;
   constexpr int64_t G = 64 / sizeof(In);
   constexpr int W = kLseRowsAtOnce<In>;
-  const int64_t used = RK_FAULT_IS(CpuLseRows1) ? R - 1 : R;  // planted: a row's last value not read
-  alignas(32) In buf[W * G];
-  for (int q = 0; q < W; ++q) {
-    std::memcpy(buf + q * G, x + q * R, static_cast<size_t>(used) * sizeof(In));
-    for (int64_t i = used; i < G; ++i) buf[q * G + i] = In(-std::numeric_limits<float>::infinity());
-  }
   using V = std::conditional_t<W == 8, __m256, __m256d>;
   using A = typename Op::Acc;
-  V m, s;
-  if constexpr (std::is_same_v<In, double>) {
-    lse_block4(buf, m, s);
-  } else {
-    lse_block8<In>(buf, m, s);
+  const int64_t used = RK_FAULT_IS(CpuLseShortRows) ? R - 1 : R;  // planted: a row's last value not read
+  alignas(32) In buf[W * G];
+  V m[kLseShortLanes], s[kLseShortLanes];
+  for (int j = 0; j < nl; ++j) {
+    const int64_t cnt = std::max<int64_t>(0, std::min<int64_t>(G, used - j * G));
+    for (int q = 0; q < W; ++q) {
+      std::memcpy(buf + q * G, x + q * R + j * G, static_cast<size_t>(cnt) * sizeof(In));
+      for (int64_t i = cnt; i < G; ++i) buf[q * G + i] = In(-std::numeric_limits<float>::infinity());
+    }
+    if constexpr (std::is_same_v<In, double>) {
+      lse_block4(buf, m[j], s[j]);
+    } else {
+      lse_block8<In>(buf, m[j], s[j]);
+    }
   }
+  constexpr int kP = NL == 1 ? 1 : NL == 2 ? 2 : 4;  // the next power of two
+  for (int j = nl; j < kP; ++j) {
+    m[j] = vset(-std::numeric_limits<decltype(A::m)>::infinity());
+    s[j] = vset(decltype(A::s)(0));
+  }
+  for (int P = kP; P > 1; P >>= 1)
+    for (int i = 0; i < P / 2; ++i) lse_combine(m[2 * i], s[2 * i], m[2 * i + 1], s[2 * i + 1], m[i], s[i]);
   alignas(32) decltype(A::m) mv[W], sv[W];
-  std::memcpy(mv, &m, sizeof m);
-  std::memcpy(sv, &s, sizeof s);
+  std::memcpy(mv, &m[0], sizeof(V));
+  std::memcpy(sv, &s[0], sizeof(V));
   for (int q = 0; q < W; ++q) out[q] = A{mv[q], sv[q]};
+}
+// lse_short_rows for a row's lane count nl in [1, kLseShortLanes], each count its own instance (its
+// loops unrolled; rows of one lane do no more than the single-lane version measured first: session
+// 56's A/Bs, benchmarks/results/cpu/s56_lse_*).
+template <class In, class Op>
+RK_OPS_AVX2 void lse_short_rows_n(int nl, const In* x, int64_t R, typename Op::Acc* out) {
+  static_assert(kLseShortLanes == 4, "one instance a lane count");
+  if (nl == 1) {
+    lse_short_rows<1, In, Op>(x, R, out);
+  } else if (nl == 2) {
+    lse_short_rows<2, In, Op>(x, R, out);
+  } else if (nl == 3) {
+    lse_short_rows<3, In, Op>(x, R, out);
+  } else {
+    lse_short_rows<4, In, Op>(x, R, out);
+  }
 }
 
 // The max (min) of a contiguous run's values [i0, i1), mapped by the identity or |v|: what the lanes
@@ -1523,14 +1555,14 @@ void run(const OpDesc& d) {
           }
         }
       }
-      // logsumexp rows of one lane: kLseRowsAtOnce rows as one block's lanes (vec::lse_rows1), each
-      // row's lane then through a tree of its own, as lanes() leaves it.
+      // logsumexp rows of at most 4 lanes: kLseRowsAtOnce rows as the lanes of a block a lane
+      // (vec::lse_short_rows), their trees in vectors; each root stored as lanes() leaves it.
       if constexpr (vec::kLseLanes<In, Op>) {
-        if (R >= 1 && R <= 64 / static_cast<int64_t>(sizeof(In)) && cpu_avx2()) {
+        if (R >= 1 && lanes_n <= vec::kLseShortLanes && cpu_avx2()) {
           constexpr int W = vec::kLseRowsAtOnce<In>;
           alignas(32) Acc out[W];
           for (; r + W <= r1; r += W) {
-            vec::lse_rows1<In, Op>(x + r * R, R, out);
+            vec::lse_short_rows_n<In, Op>(static_cast<int>(lanes_n), x + r * R, R, out);
             for (int q = 0; q < W; ++q) {
               TreeStack<Op> st;
               st.push(out[q]);

@@ -18,8 +18,14 @@ NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 F="${LAB_DEFS:-} -Icsrc -D__CUDA_NO_HALF_OPERATORS__ -D__CUDA_NO_HALF_CONVERSIONS__ -D__CUDA_NO_BFLOAT16_CONVERSIONS__ -D__CUDA_NO_HALF2_OPERATORS__ --expt-relaxed-constexpr -O3 -gencode=arch=compute_90a,code=sm_90a -std=c++17 -lineinfo"
 # The old build compiles against its own revision's csrc (its headers may differ).
 rm -rf "$OUT/old" && mkdir -p "$OUT/old" && git archive "${1:-HEAD}" csrc | tar -x -C "$OUT/old"
-"$NVCC" $F -DEXACT_CU='"cuda/engine/exact.cu"' -DNEWAPI benchmarks/exact_lab/lab.cu -o "$OUT/lab_new" &
+"$NVCC" $F -DEXACT_CU='"cuda/engine/exact.cu"' -DNEWAPI -DLAB_CHUNKED_SCALE benchmarks/exact_lab/lab.cu -o "$OUT/lab_new" &
 "$NVCC" ${F/-Icsrc/-I$OUT/old/csrc} -DEXACT_CU='"cuda/engine/exact.cu"' \
-  $(grep -q "long long\* acc" "$OUT/old/csrc/cuda/launchers.h" && echo -DNEWAPI) benchmarks/exact_lab/lab.cu -o "$OUT/lab_old" &
+  $(grep -q "long long\* acc" "$OUT/old/csrc/cuda/launchers.h" && echo -DNEWAPI) \
+  $(grep -q "kExactChunkedUnrollScale" "$OUT/old/csrc/tuning/tuning.h" && echo -DLAB_CHUNKED_SCALE) benchmarks/exact_lab/lab.cu -o "$OUT/lab_old" &
+# LAB_VARIANTS="name:flags ...": more builds of the working tree, bin/lab_name, each with its own nvcc
+# flags (e.g. "base:-DRK_CHUNKED_OPT=0"): a kernel's variants A/B in one device call.
+for v in ${LAB_VARIANTS:-}; do
+  "$NVCC" $F ${v#*:} -DEXACT_CU='"cuda/engine/exact.cu"' -DNEWAPI -DLAB_CHUNKED_SCALE benchmarks/exact_lab/lab.cu -o "$OUT/lab_${v%%:*}" &
+done
 wait
-ls -la "$OUT"/lab_new "$OUT"/lab_old
+ls -la "$OUT"/lab_*

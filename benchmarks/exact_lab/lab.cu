@@ -8,6 +8,7 @@
 //   lab DTYPES LOG2S FAMILIES REPS     e.g. lab f32,bf16 24,26,28 0,1,2,3,4 20
 // LAB_ROWS=R: R rows of 2^LOG2 / R values a call (a many-row launch) instead of one row.
 // LAB_UPB=k: the binned path's grid forced to about k units a block (several waves; see args()).
+// LAB_CFG="B,U": the value-independent path forced into configuration (B, U) at any size.
 // LAB_PDL set: launches allow programmatic dependent launch, as the extension's do on sm_90.
 // LAB_FOREIGN set: as the graph timer does (reducekit/bench/timing.py), a small kernel that is not
 // exact's (one block adding to one word) precedes each timed call inside the events; the foreign
@@ -74,6 +75,17 @@ __global__ void gen(T* x, int64_t n, int fam, uint64_t seed) {
         v = (i & 1) ? -big * (1 + unif(rp)) : big * (1 + unif(rp));
         if ((i & 15) == 5) v = unif(r2) - 0.25;
         break;
+      }
+      case 5: {                                                                                // tiny: zeros, subnormals, the smallest normals
+        const uint64_t k = r % 4;
+        if (k == 0) { v = 0.0; break; }
+        if constexpr (std::is_same_v<T, double>) {
+          const uint64_t e = k == 1 ? 0 : (r2 >> 60) % 3;  // subnormal, or exponent field 0-2
+          x[i] = __longlong_as_double(((r2 >> 63) << 63) | (e << 52) | (mix(r2) & ((1ull << 52) - 1)));
+          continue;
+        }
+        x[i] = wide_bits<T>(r & ~(0xffull << 40));  // exponent field 0: zero or subnormal
+        continue;
       }
       default: v = (i % 4096 == 17) ? __longlong_as_double(0x7ff8000000000000ll) : unif(r) + 0.1; break;  // nan_spread
     }
@@ -200,11 +212,18 @@ void run_case(const DT& d, int lg, const std::vector<int>& fams, int reps, int s
 #endif
     if (ref) { a.tuning.exact_block = 256; a.tuning.exact_unroll = 4; }
     else if (getenv("LAB_FORCE")) { a.tuning.exact_block = 128; a.tuning.exact_unroll = 4; }
+    // LAB_CFG="B,U": the value-independent path in configuration (B, U) (one the build compiles).
+    if (!ref && getenv("LAB_CFG")) { a.tuning.exact_block = atoi(getenv("LAB_CFG")); a.tuning.exact_unroll = atoi(strchr(getenv("LAB_CFG"), ',') + 1); }
     // LAB_UPB=k: the value-independent path's grid forced to about k units (block x unroll vectors)
     // a block, where the wave of resident blocks is the default: a grid of several waves, whose
     // blocks the hardware hands to SMs as they finish.
     if (!ref && getenv("LAB_UPB")) {
-      const int64_t unit = int64_t(rk::kExactBinnedBlock) * rk::kExactBinnedUnroll * (16 / int64_t(sizeof(T)));
+      #ifdef LAB_CHUNKED_SCALE  // the build's float64 chunked path loads kExactChunkedUnrollScale times the vectors
+      const int64_t scale = sizeof(T) == 8 ? rk::kExactChunkedUnrollScale : 1;
+#else
+      const int64_t scale = 1;
+#endif
+      const int64_t unit = int64_t(rk::kExactBinnedBlock) * rk::kExactBinnedUnroll * scale * (16 / int64_t(sizeof(T)));
       const int64_t units = (n / R + unit - 1) / unit, k = std::max(1, atoi(getenv("LAB_UPB")));
       a.tuning.exact_bpr = static_cast<int>((units + k - 1) / k);
     }

@@ -165,8 +165,8 @@ inline int ops_rows_lanes_per_thread(int elem_bytes, bool select) {
 // float32 and bfloat16 rows, the chunked one of float64, the counted runs of float16): block, 16-byte
 // loads in flight per thread, and the shortest row they take. Their grid is one wave (occupancy, set
 // by the shared memory per 128 threads: 32 KiB of bins for float32 and bfloat16, six blocks per SM;
-// 66 KiB of chunks for float64, three; none for float16). Block and unroll were not swept: (128, 4)
-// is the first configuration built (NOTES.md, issue 22). The shortest row, by the size of a value
+// 66 KiB of chunks for float64, three, but two at its unroll, below; none for float16). Block and
+// unroll were not swept for 2- and 4-byte values: (128, 4) is the first configuration built (NOTES.md, issue 22). The shortest row, by the size of a value
 // (lab timings on the H200, session 38, NOTES.md issue 22 part 4): 2- and 4-byte values from 2^14,
 // where the checked float64 path (exact_kernel) first needs more than one block and a workspace;
 // from 2^14 to 2^20 values the value-independent paths took 9.2-11.6 us against 11.5-12.7 us on
@@ -176,6 +176,19 @@ inline int ops_rows_lanes_per_thread(int elem_bytes, bool select) {
 // the whole range.
 inline constexpr int kExactBinnedBlock = 128;
 inline constexpr int kExactBinnedUnroll = 4;
+// float64's chunked path loads this many times the configuration's vectors a sweep: 16 of 16 bytes a
+// thread in (128, 4). Its occupancy is set by its chunks (66 KiB of shared memory a block of 128), so
+// only the unroll raises the bytes in flight; at 4 the kernel takes 222 registers and two blocks an SM
+// (forcing three spilled and lost: 1.31 at 2^28). Lab, H200, session 57 (NOTES.md), float64 exact /
+// plain read of the same bytes on 6 data families, with the shorter add_bits of the same session:
+// scale 1 1.30-1.33, 1.22-1.23, 1.18-1.19 at 2^24, 2^26, 2^28; scale 2 1.35-1.42, 1.23-1.26,
+// 1.17-1.19; scale 4 1.28-1.38, 1.10-1.13, 1.02-1.04 (a NaN every 4096 values: 1.40, 1.18, 1.10).
+// float32, bfloat16 and float16 at unroll 8 were slower than at 4 (float32 2^26 1.11 -> 1.22).
+#ifndef RK_LAB_CHUNKED_UNROLL_SCALE
+inline constexpr int kExactChunkedUnrollScale = 4;
+#else
+inline constexpr int kExactChunkedUnrollScale = RK_LAB_CHUNKED_UNROLL_SCALE;  // the exact lab's variants (LAB_VARIANTS) only
+#endif
 inline constexpr int64_t exact_binned_min_values(int elem_bytes) { return elem_bytes == 8 ? int64_t(1) << 22 : int64_t(1) << 14; }
 // The share of a long row's units that the value-independent block kernels leave to a pool (exact.cu,
 // RowUnits): 1 / kExactPoolShare, taken by whichever blocks are done with their static units. The

@@ -1169,9 +1169,9 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
 // so the binned path above cannot serve it; the checked path spills nearly every value of wide or
 // cancelling data (12-14x `auto` on the H200, NOTES.md, issue 22). Here each thread owns a small
 // superaccumulator (Neal's xsum, its 32-bit chunks): int64 chunks in shared memory, chunk c of unit
-// 2^(32c - 1074). A value's significand M (53 bits) shifted by its exponent's low 5 bits spans at
+// 2^(32c - 1075). A value's significand M (53 bits) shifted by its exponent's low 5 bits spans at
 // most 84 bits: its low 32 go into chunk c (unsigned) and the rest, signed (at most 2^52 in
-// magnitude), into chunk c + 1. Per value: 28 instructions, no branch, and two shared
+// magnitude), into chunk c + 1. Per value: about 23 instructions, no branch, and two shared
 // read-modify-writes, whatever the value. A chunk below 2^33 takes 2047 such adds before it could
 // overflow, so every thread carries its chunks one step (back below 2^33) every kCarryValues values;
 // the block's column sums take the last carry. inf and NaN are counted in registers, one test per
@@ -1179,10 +1179,11 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
 // sums into the row's int64 accumulators with global atomics, and the last block's first warp
 // rounds them once (warp_round_digits; specials and words: the limbs and one thread).
 namespace chunked {
-constexpr int kChunks = 66;          // units 2^-1074 .. 2^1006: the largest value and 2^31 of them
+constexpr int kChunks = 66;          // units 2^-1075 .. 2^1005: the largest value and 2^31 of them
 constexpr int kCarryValues = 2040;   // values per thread between two carries: 2^33 + 2047 * 2^52 < 2^63 leaves room
                                      // for the tail's UNROLL vectors and the head and tail values after the last
 constexpr int kWords = kChunks + exact::kSpecials;
+constexpr int kSpecialVecs = 4;      // vectors (8 values) a test for inf/NaN covers
 constexpr Format kFmt = exact::kDoubleFmt;
 template <int BLOCK>
 constexpr size_t smem_bytes() { return size_t(kChunks) * BLOCK * 8; }
@@ -1195,33 +1196,52 @@ constexpr size_t smem_bytes() { return size_t(kChunks) * BLOCK * 8; }
 // both 64-bit parts instead cost about two more a value, 1-2% of the time on the H200, where this
 // path is bound by its instructions (session 56, NOTES.md). A first version, a 64-bit shift and a
 // branch on inf/NaN per value, took 45 and ran at 1.7-1.9x `auto` (issue 22).
+constexpr int kUnitExp = -1075;    // chunk c's unit: 2^(32c + kUnitExp)
+
+// The biased exponent field of the float64 whose high word is h (0x7ff: inf or NaN).
+__device__ __forceinline__ uint32_t exponent_field(uint32_t h) { return (h >> 20) & 0x7ff; }
+
+// Adds one finite float64 (its bits lo32, hi32, and e = exponent_field(hi32)) into the thread's
+// chunks (col[c * BLOCK]), without a branch. Its significand mh:lo32 (the implicit bit set for a
+// normal value) counts units of 2^(q - 1075) with q = max(e, 1), so a subnormal needs no other
+// case. The signed significand sv (|sv| < 2^53) shifted by sh = q mod 32 is lo + hi * 2^32 with lo
+// its low 32 bits (in [0, 2^32): unsigned, chunk c = q / 32) and hi = sv >> (32 - sh) (arithmetic,
+// |hi| <= 2^52, chunk c + 1): the sign is applied once, to the 53-bit significand, with a borrow
+// (sub.cc / subc: the sign word is its own high word). Chunk c's address is q's bits above the
+// low five scaled to bytes. In the SASS of chunked_kernel<128, 16> (sm_90), a sweep's adds take 683
+// instructions for 32 values (21 a value, the two shared loads and two stores included; the exponent
+// fields and the sweep's inf/NaN test about 3 more), against 32 a value in session 56's version
+// (units of 2^-1074: q = e - (e != 0) and the implicit bit by selects, the chunk's index multiplied,
+// the sign extended twice). Session 57, NOTES.md.
 template <int BLOCK>
-__device__ __forceinline__ void add_bits(long long* col, uint32_t lo32, uint32_t hi32) {
-  const uint32_t e = (hi32 >> 20) & 0x7ff;
-  const uint32_t normal = e != 0;
-  const uint32_t mh = (hi32 & 0xfffffu) | (normal << 20);  // value = (mh:lo32) * 2^q units of 2^-1074
-  const uint32_t q = e - normal;
-  const int c = RK_FAULT_IS(ExactChunkShift) ? static_cast<int>(((q >> 5) + (lo32 & 1)) % (kChunks - 1)) : static_cast<int>(q >> 5);  // planted
+__device__ __forceinline__ void add_bits(long long* col, uint32_t lo32, uint32_t hi32, uint32_t e) {
+  uint32_t b = hi32 & 0xfffffu;
+  if (e != 0) b |= 0x100000u;
+  const uint32_t q = e > 1u ? e : 1u;
+  const uint32_t qc = RK_FAULT_IS(ExactChunkShift) ? ((q & ~31u) + ((lo32 & 1) << 5)) % (32u * (kChunks - 1)) : (q & ~31u);  // planted
+  long long* const pc = reinterpret_cast<long long*>(reinterpret_cast<char*>(col) + qc * (BLOCK * 8 / 32));
   const uint32_t sh = q & 31;
-  // With the sign s (0 or -1): +-v = (v ^ s) - s.
-  const long long sg = static_cast<long long>(static_cast<int>(hi32) >> 31);
-  const long long sv = ((static_cast<long long>(mh) << 32 | lo32) ^ sg) - sg;
-  col[c * BLOCK] += static_cast<long long>(static_cast<uint32_t>(sv) << sh);
-  col[(c + 1) * BLOCK] += sv >> (32 - sh);
+  // With the sign s (0 or -1): +-v = (v ^ s) - s, as one 64-bit subtraction of s (its high word is s).
+  const uint32_t s = static_cast<uint32_t>(static_cast<int>(hi32) >> 31);
+  uint32_t a = lo32 ^ s;
+  b ^= s;
+  asm("sub.cc.u32 %0, %0, %2;\n\tsubc.u32 %1, %1, %2;" : "+r"(a), "+r"(b) : "r"(s));
+  const long long sv = static_cast<long long>((static_cast<unsigned long long>(b) << 32) | a);
+  pc[0] += static_cast<long long>(a << sh);
+  pc[BLOCK] += sv >> (32 - sh);
 }
 
-// Nonzero if the float64 whose high word is h is inf or NaN (exponent 0x7ff carries into bit 31).
-__device__ __forceinline__ uint32_t special_bit(uint32_t h) { return ((h & 0x7ff00000u) + 0x00100000u) & 0x80000000u; }
-
-// Counts the float64 (lo32, hi32) if it is inf or NaN and then zeroes it (it adds nothing).
-__device__ __forceinline__ void take_special(uint32_t& lo32, uint32_t& hi32, int& nan, int& pinf, int& ninf) {
-  if (!special_bit(hi32)) return;
+// Counts the float64 (lo32, hi32, its exponent field e) if it is inf or NaN and then zeroes it (it
+// adds nothing).
+__device__ __forceinline__ void take_special(uint32_t& lo32, uint32_t& hi32, uint32_t& e, int& nan, int& pinf, int& ninf) {
+  if (e != 0x7ff) return;
   const bool is_nan = ((hi32 & 0xfffffu) | lo32) != 0, neg = (hi32 >> 31) != 0;
   nan += is_nan;
   pinf += !is_nan && !neg;
   ninf += !is_nan && neg;
   lo32 = 0;
   hi32 = 0;
+  e = 0;
 }
 
 // Carries the thread's chunks one step: chunk c keeps its low 32 bits plus the bits above 2^32 of
@@ -1246,6 +1266,7 @@ __device__ __forceinline__ void carry(long long* col) {
 template <int BLOCK, int UNROLL>
 __global__ void __launch_bounds__(BLOCK) chunked_kernel(const double* __restrict__ x, ExactParams p) {
   using namespace chunked;
+  static_assert(UNROLL % kSpecialVecs == 0, "whole tests a sweep");
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ long long s_acc[kWords];  // the block's, then the row's, chunk sums and special counts
   __shared__ long long s_limbs[kFmt.limbs];
@@ -1271,29 +1292,45 @@ __global__ void __launch_bounds__(BLOCK) chunked_kernel(const double* __restrict
   for (int i = tid; i < kWords; i += BLOCK) s_acc[i] = 0;
   for (int i = tid; i < kFmt.limbs; i += BLOCK) s_limbs[i] = 0;
   int nan = 0, pinf = 0, ninf = 0;  // inf and NaN met (exact counts: exact_partial's words carry them)
-  // A sweep's UNROLL vectors: one test for inf/NaN over all of them (rare: counted and zeroed), then
-  // two adds per vector.
+  // A sweep's UNROLL vectors: their exponent fields, one test for inf/NaN over all of them (their
+  // largest exponent: one instruction a value), then two adds per vector. The rare branch tests each
+  // kSpecialVecs vectors again and counts and zeroes the specials of those that have one: with a NaN
+  // every 4096 values a warp takes it every fourth sweep of 16 vectors, and handling all 32 values
+  // there cost 20% (lab, session 57); a test per kSpecialVecs outside the branch cost 5% on all data.
   auto on_group = [&](uint4 (&r)[UNROLL]) {
-    uint32_t any = 0;
+    uint32_t e[2 * UNROLL], top = 0;
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) any |= special_bit(r[u].y) | special_bit(r[u].w);
-    if (any && !RK_FAULT_IS(ExactChunkSpecial)) {  // planted: the test skipped
+    for (int u = 0; u < UNROLL; ++u) {
+      e[2 * u] = exponent_field(r[u].y);
+      e[2 * u + 1] = exponent_field(r[u].w);
+      top = max(top, max(e[2 * u], e[2 * u + 1]));
+    }
+    if (top == 0x7ff && !RK_FAULT_IS(ExactChunkSpecial)) {  // planted: the test skipped
 #pragma unroll
-      for (int u = 0; u < UNROLL; ++u) {
-        take_special(r[u].x, r[u].y, nan, pinf, ninf);
-        take_special(r[u].z, r[u].w, nan, pinf, ninf);
+      for (int g = 0; g < UNROLL; g += kSpecialVecs) {
+        uint32_t t = 0;
+#pragma unroll
+        for (int k = 2 * g; k < 2 * (g + kSpecialVecs); ++k) t = max(t, e[k]);
+        if (t == 0x7ff) {
+#pragma unroll
+          for (int u = g; u < g + kSpecialVecs; ++u) {
+            take_special(r[u].x, r[u].y, e[2 * u], nan, pinf, ninf);
+            take_special(r[u].z, r[u].w, e[2 * u + 1], nan, pinf, ninf);
+          }
+        }
       }
     }
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
-      add_bits<BLOCK>(col, r[u].x, r[u].y);
-      add_bits<BLOCK>(col, r[u].z, r[u].w);
+      add_bits<BLOCK>(col, r[u].x, r[u].y, e[2 * u]);
+      add_bits<BLOCK>(col, r[u].z, r[u].w, e[2 * u + 1]);
     }
   };
   auto on_scalar = [&](double v) {
     uint32_t lo32 = static_cast<uint32_t>(__double_as_longlong(v)), hi32 = static_cast<uint32_t>(__double_as_longlong(v) >> 32);
-    take_special(lo32, hi32, nan, pinf, ninf);
-    add_bits<BLOCK>(col, lo32, hi32);
+    uint32_t e = exponent_field(hi32);
+    take_special(lo32, hi32, e, nan, pinf, ninf);
+    add_bits<BLOCK>(col, lo32, hi32, e);
   };
   constexpr int kIterPerCarry = kCarryValues / (2 * UNROLL);
   int since = 0;
@@ -1340,12 +1377,12 @@ __global__ void __launch_bounds__(BLOCK) chunked_kernel(const double* __restrict
   // kFmt, then exact::finish_limbs on one thread.
   if (!p.words && !(s_acc[kChunks] | s_acc[kChunks + 1] | s_acc[kChunks + 2])) {
     static_assert(kChunks + 2 <= 96, "three slots a lane");
-    if (tid < 32) warp_round_digits<3>(s_acc, kChunks, kChunks + 2, -1074, p, row);
+    if (tid < 32) warp_round_digits<3>(s_acc, kChunks, kChunks + 2, kUnitExp, p, row);
     RK_TRACE(5);
     return;
   }
   for (int c = tid; c < kChunks; c += BLOCK)
-    if (s_acc[c]) count_to_limbs(s_acc[c], 32 * c - 1074, kFmt, s_limbs);
+    if (s_acc[c]) count_to_limbs(s_acc[c], 32 * c + kUnitExp, kFmt, s_limbs);
   __syncthreads();
   if (tid != 0) return;
   auto* limbs = reinterpret_cast<int64_t*>(s_limbs);
@@ -2050,6 +2087,10 @@ cudaError_t run(const ExactArgs& a) {
 // any length), the checked float64 sums for shorter and longer rows and the other forced
 // configurations.
 #define RK_BINNED_CONFIGS(X) X(128, 4) X(64, 4)
+// The loads in flight of a binned configuration's unroll U for In: float64's chunked path takes
+// kExactChunkedUnrollScale times as many 16-byte vectors (tuning.h).
+template <class In, int U>
+inline constexpr int kBinnedUnroll = std::is_same_v<In, double> ? U * kExactChunkedUnrollScale : U;
 template <class F>
 cudaError_t with_config(const ExactArgs& a, F&& f) {
   int block = a.tuning.exact_block, unroll = a.tuning.exact_unroll;
@@ -2060,7 +2101,7 @@ cudaError_t with_config(const ExactArgs& a, F&& f) {
       if (a.len <= binned::kMaxRowValues && (forced || a.len >= exact_binned_min_values(sizeof(In)))) {
         const int bb = forced ? block : kExactBinnedBlock, bu = forced ? unroll : kExactBinnedUnroll;
 #define RK_BINNED_CASE(B, U) \
-        if (bb == B && bu == U) return f(std::integral_constant<int, B>{}, std::integral_constant<int, U>{}, In{}, std::true_type{});
+        if (bb == B && bu == U) return f(std::integral_constant<int, B>{}, std::integral_constant<int, kBinnedUnroll<In, U>>{}, In{}, std::true_type{});
         RK_BINNED_CONFIGS(RK_BINNED_CASE)
 #undef RK_BINNED_CASE
       }

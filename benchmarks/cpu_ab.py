@@ -79,9 +79,19 @@ LSE_SHORT_CASES = [("logsumexp", "float64", (10, 28, 29, 23, 7), [4], None), ("l
                    ("logsumexp", "bfloat16", (1 << 16, 100), [1], None),
                    ("logsumexp", "float64", (1 << 16, 33), [1], None), ("logsumexp", "float32", (1 << 16, 70), [1], None)]
 
-# --cases: CASES (session 46), OUTMAP_CASES (47), TAIL_CASES (48), SHORT_CASES (52), COLUMN_CASES (55) or LSE_SHORT_CASES (56).
+# --cases lse_mid (session 57): logsumexp rows of 5 to 8 lanes (lse_short_rows up to 8 lanes), whole
+# and partial last lanes; rows of 9 lanes as controls.
+LSE_MID_CASES = [("logsumexp", "float64", (1 << 16, 33), [1], None), ("logsumexp", "float64", (1 << 16, 48), [1], None),
+                 ("logsumexp", "float64", (1 << 16, 61), [1], None), ("logsumexp", "float64", (1 << 16, 64), [1], None),
+                 ("logsumexp", "float32", (1 << 16, 70), [1], None), ("logsumexp", "float32", (1 << 16, 100), [1], None),
+                 ("logsumexp", "float32", (1 << 16, 128), [1], None), ("logsumexp", "bfloat16", (1 << 15, 200), [1], None),
+                 ("logsumexp", "float16", (1 << 15, 250), [1], None),
+                 ("logsumexp", "float64", (1 << 16, 72), [1], None), ("logsumexp", "float32", (1 << 16, 144), [1], None)]
+
+# --cases: CASES (session 46), OUTMAP_CASES (47), TAIL_CASES (48), SHORT_CASES (52), COLUMN_CASES (55), LSE_SHORT_CASES (56)
+# or LSE_MID_CASES (57).
 CASE_LISTS = {"s46": CASES, "outmap": OUTMAP_CASES, "tail": TAIL_CASES, "short": SHORT_CASES, "columns": COLUMN_CASES,
-              "lse_short": LSE_SHORT_CASES}
+              "lse_short": LSE_SHORT_CASES, "lse_mid": LSE_MID_CASES}
 
 
 def case_name(c) -> str:

@@ -416,14 +416,15 @@ def test_stripes_keep_the_specials(op, dtype):
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16, torch.float16], ids=str)
 def test_lse_short_rows_match_a_row_alone(dtype):
-    """CPU logsumexp rows of 1-4 lanes go 4 or 8 rows at a time (lse_short_rows); a single row takes
+    """CPU logsumexp rows of 1-8 lanes go 4 or 8 rows at a time (lse_short_rows); a single row takes
     the lane-by-lane path. Each row of a batch gives the bits of the same row reduced alone, with
     NaN, +-inf, a row of -inf, -0.0, subnormals, values near the dtype's max and ties among the
-    rows (35 rows: whole groups and a remainder)."""
+    rows (35 rows: whole groups and a remainder). Rows of 5-7 lanes pad their tree to 8 with
+    identities; 9 lanes (the lane-by-lane path in both) is the control."""
     G = 64 // torch.empty((), dtype=dtype).element_size()
     fi = torch.finfo(dtype)
     specials = [math.nan, math.inf, -math.inf, None, -0.0, fi.tiny / 4, fi.max, "tie"]
-    for L in (1, 3, G - 1, G, G + 1, 2 * G + 3, 3 * G, 4 * G - 1, 4 * G):
+    for L in (1, 3, G - 1, G, G + 1, 2 * G + 3, 3 * G, 4 * G - 1, 4 * G, 4 * G + 1, 5 * G, 6 * G + 3, 7 * G - 1, 8 * G, 8 * G + 1):
         x = _data((35, L), dtype, "cpu", f"lse-short{L}", mean=1.0)
         for r in range(x.shape[0]):
             v = specials[r % 9] if r % 9 < len(specials) else "finite"

@@ -16,9 +16,11 @@
 #include <c10/util/Half.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
@@ -1179,7 +1181,7 @@ inline int64_t lse_columns_of(const In* x, int64_t ld, int64_t nc, int cnt, type
   }
 }
 
-// logsumexp rows of at most kLseShortLanes lanes (1 <= R <= 4 G values), kLseRowsAtOnce rows at a
+// logsumexp rows of at most kLseShortLanes lanes (1 <= R <= 8 G values), kLseRowsAtOnce rows at a
 // time (4 float64, 8 float32 or 16-bit): lane j of the rows as the lanes of block j (a copy, row q at
 // lane q, a partial lane padded with -inf to G values), so that each lane sees the values, the
 // padding and the operations it saw when lse_rest read the row alone in a block of padded lanes;
@@ -1187,14 +1189,14 @@ inline int64_t lse_columns_of(const In* x, int64_t ld, int64_t nc, int cnt, type
 // ({-inf, 0}) up to the next power of two: TreeStack's result for a row's lanes pushed one by one.
 // The same bits, a quarter (an eighth) of the exponentials and no scalar combine. Alone, float64
 // rows of 7 values took 32 exponentials a row: 0.30x torch (issue 21's CPU sweep, session 56).
-// out[q] is row q's root.
+// Rows of 5-8 lanes pad to 8 (lse_combine of two identities is the identity: the padded perfect
+// tree is still TreeStack's result). out[q] is row q's root.
 template <class In>
 inline constexpr int kLseRowsAtOnce = std::is_same_v<In, double> ? 4 : 8;
-constexpr int kLseShortLanes = 4;
+constexpr int kLseShortLanes = 8;
 template <int NL, class In, class Op>
 RK_OPS_AVX2 void lse_short_rows(const In* x, int64_t R, typename Op::Acc* out) {
   static_assert(NL >= 1 && NL <= kLseShortLanes, "a short row's lanes");
-  constexpr int nl = NL;
   constexpr int64_t G = 64 / sizeof(In);
   constexpr int W = kLseRowsAtOnce<In>;
   using V = std::conditional_t<W == 8, __m256, __m256d>;
@@ -1202,7 +1204,7 @@ RK_OPS_AVX2 void lse_short_rows(const In* x, int64_t R, typename Op::Acc* out) {
   const int64_t used = RK_FAULT_IS(CpuLseShortRows) ? R - 1 : R;  // planted: a row's last value not read
   alignas(32) In buf[W * G];
   V m[kLseShortLanes], s[kLseShortLanes];
-  for (int j = 0; j < nl; ++j) {
+  for (int j = 0; j < NL; ++j) {
     const int64_t cnt = std::max<int64_t>(0, std::min<int64_t>(G, used - j * G));
     for (int q = 0; q < W; ++q) {
       std::memcpy(buf + q * G, x + q * R + j * G, static_cast<size_t>(cnt) * sizeof(In));
@@ -1214,8 +1216,9 @@ RK_OPS_AVX2 void lse_short_rows(const In* x, int64_t R, typename Op::Acc* out) {
       lse_block8<In>(buf, m[j], s[j]);
     }
   }
-  constexpr int kP = NL == 1 ? 1 : NL == 2 ? 2 : 4;  // the next power of two
-  for (int j = nl; j < kP; ++j) {
+  constexpr int kP = NL == 1 ? 1 : NL == 2 ? 2 : NL <= 4 ? 4 : 8;  // the next power of two
+  static_assert(kP <= kLseShortLanes, "the padded lanes fit m and s");
+  for (int j = NL; j < kP; ++j) {
     m[j] = vset(-std::numeric_limits<decltype(A::m)>::infinity());
     s[j] = vset(decltype(A::s)(0));
   }
@@ -1228,19 +1231,16 @@ RK_OPS_AVX2 void lse_short_rows(const In* x, int64_t R, typename Op::Acc* out) {
 }
 // lse_short_rows for a row's lane count nl in [1, kLseShortLanes], each count its own instance (its
 // loops unrolled; rows of one lane do no more than the single-lane version measured first: session
-// 56's A/Bs, benchmarks/results/cpu/s56_lse_*).
+// 56's A/Bs, benchmarks/results/cpu/s56_lse_*), from a table with one entry a count.
+template <class In, class Op, size_t... I>
+constexpr auto lse_short_rows_table(std::index_sequence<I...>) {
+  using Fn = void (*)(const In*, int64_t, typename Op::Acc*);
+  return std::array<Fn, sizeof...(I)>{&lse_short_rows<static_cast<int>(I) + 1, In, Op>...};
+}
 template <class In, class Op>
 RK_OPS_AVX2 void lse_short_rows_n(int nl, const In* x, int64_t R, typename Op::Acc* out) {
-  static_assert(kLseShortLanes == 4, "one instance a lane count");
-  if (nl == 1) {
-    lse_short_rows<1, In, Op>(x, R, out);
-  } else if (nl == 2) {
-    lse_short_rows<2, In, Op>(x, R, out);
-  } else if (nl == 3) {
-    lse_short_rows<3, In, Op>(x, R, out);
-  } else {
-    lse_short_rows<4, In, Op>(x, R, out);
-  }
+  static constexpr auto kTable = lse_short_rows_table<In, Op>(std::make_index_sequence<kLseShortLanes>{});
+  kTable[nl - 1](x, R, out);
 }
 
 // The max (min) of a contiguous run's values [i0, i1), mapped by the identity or |v|: what the lanes
@@ -1555,19 +1555,20 @@ void run(const OpDesc& d) {
           }
         }
       }
-      // logsumexp rows of at most 4 lanes: kLseRowsAtOnce rows as the lanes of a block a lane
-      // (vec::lse_short_rows), their trees in vectors; each root stored as lanes() leaves it.
+      // logsumexp rows of at most 8 lanes: kLseRowsAtOnce rows as the lanes of a block a lane
+      // (vec::lse_short_rows), their trees in vectors; each root stored as lanes() leaves it (a
+      // TreeStack's result: the root itself). Rows of exactly 8 whole lanes keep the lanes path
+      // (whole blocks of lanes read in place): there the batch's copies cost 1.28-1.54x (session
+      // 57's first A/B, benchmarks/results/cpu/s57_lse_mid_run1), where rows of 5-7 lanes or a
+      // partial eighth took 0.50-0.96x (s57_lse_mid).
       if constexpr (vec::kLseLanes<In, Op>) {
-        if (R >= 1 && lanes_n <= vec::kLseShortLanes && cpu_avx2()) {
+        const bool whole8 = R == vec::kLseShortLanes * G;
+        if (R >= 1 && lanes_n <= vec::kLseShortLanes && !whole8 && cpu_avx2()) {
           constexpr int W = vec::kLseRowsAtOnce<In>;
           alignas(32) Acc out[W];
           for (; r + W <= r1; r += W) {
             vec::lse_short_rows_n<In, Op>(static_cast<int>(lanes_n), x + r * R, R, out);
-            for (int q = 0; q < W; ++q) {
-              TreeStack<Op> st;
-              st.push(out[q]);
-              store<Op, Out0, Out1>(d, r + q, st.result());
-            }
+            for (int q = 0; q < W; ++q) store<Op, Out0, Out1>(d, r + q, out[q]);
           }
         }
       }

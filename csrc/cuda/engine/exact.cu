@@ -1171,7 +1171,7 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
 // superaccumulator (Neal's xsum, its 32-bit chunks): int64 chunks in shared memory, chunk c of unit
 // 2^(32c - 1075). A value's significand M (53 bits) shifted by its exponent's low 5 bits spans at
 // most 84 bits: its low 32 go into chunk c (unsigned) and the rest, signed (at most 2^52 in
-// magnitude), into chunk c + 1. Per value: about 23 instructions, no branch, and two shared
+// magnitude), into chunk c + 1. Per value: about 24 instructions, no branch, and two shared
 // read-modify-writes, whatever the value. A chunk below 2^33 takes 2047 such adds before it could
 // overflow, so every thread carries its chunks one step (back below 2^33) every kCarryValues values;
 // the block's column sums take the last carry. inf and NaN are counted in registers, one test per
@@ -1188,14 +1188,6 @@ constexpr Format kFmt = exact::kDoubleFmt;
 template <int BLOCK>
 constexpr size_t smem_bytes() { return size_t(kChunks) * BLOCK * 8; }
 
-// Adds one finite float64 (its bits lo32, hi32) into the thread's chunks (col[c * BLOCK]), without
-// a branch. The signed significand sv (|sv| < 2^53) shifted by sh is lo + hi * 2^32 with lo its low
-// 32 bits (in [0, 2^32): unsigned, chunk c) and hi = sv >> (32 - sh) (arithmetic, |hi| <= 2^52,
-// chunk c + 1): the sign is applied once, to the 53-bit significand. 32 instructions a value in the
-// SASS of chunked_kernel<128, 4> (sm_90), its two shared loads and two stores included. Negating
-// both 64-bit parts instead cost about two more a value, 1-2% of the time on the H200, where this
-// path is bound by its instructions (session 56, NOTES.md). A first version, a 64-bit shift and a
-// branch on inf/NaN per value, took 45 and ran at 1.7-1.9x `auto` (issue 22).
 constexpr int kUnitExp = -1075;    // chunk c's unit: 2^(32c + kUnitExp)
 
 // The biased exponent field of the float64 whose high word is h (0x7ff: inf or NaN).
@@ -1212,7 +1204,10 @@ __device__ __forceinline__ uint32_t exponent_field(uint32_t h) { return (h >> 20
 // instructions for 32 values (21 a value, the two shared loads and two stores included; the exponent
 // fields and the sweep's inf/NaN test about 3 more), against 32 a value in session 56's version
 // (units of 2^-1074: q = e - (e != 0) and the implicit bit by selects, the chunk's index multiplied,
-// the sign extended twice). Session 57, NOTES.md.
+// the sign extended twice), and 45 in the first version (a 64-bit shift and a branch on inf/NaN per
+// value: 1.7-1.9x `auto`). The whole kernel is near its issue limit on the H200: it runs at 1.02-1.04x
+// a plain read of the same bytes at 2^28 values at full clock, 1.11-1.14x while the card's power cap
+// pulls the clock down (session 57, NOTES.md).
 template <int BLOCK>
 __device__ __forceinline__ void add_bits(long long* col, uint32_t lo32, uint32_t hi32, uint32_t e) {
   uint32_t b = hi32 & 0xfffffu;

@@ -9,6 +9,7 @@
 // LAB_ROWS=R: R rows of 2^LOG2 / R values a call (a many-row launch) instead of one row.
 // LAB_UPB=k: the binned path's grid forced to about k units a block (several waves; see args()).
 // LAB_CFG="B,U": the value-independent path forced into configuration (B, U) at any size.
+// LAB_CLOCKS set: each case's line begins with its UTC time (run.sh samples nvidia-smi meanwhile).
 // LAB_PDL set: launches allow programmatic dependent launch, as the extension's do on sm_90.
 // LAB_FOREIGN set: as the graph timer does (reducekit/bench/timing.py), a small kernel that is not
 // exact's (one block adding to one word) precedes each timed call inside the events; the foreign

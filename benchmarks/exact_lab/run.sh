@@ -3,8 +3,8 @@
 # optionally Nsight Compute on chosen kernels. Writes $OUT/lab${LAB_TAG}.txt and $OUT/ncu.txt.
 #   LAB_BINS   builds to run (default "old new")
 #   LAB_ARGS   DTYPES LOG2S FAMILIES REPS, e.g. "f32,bf16,f16,f64 24,26,28 0,1,2,3,4 20"
-#              (families: 0 normal, 1 gradient, 2 whole exponent range, 3 cancelling 1e30 pairs, 4 a NaN every 4096, 5 zeros and subnormals, 6 equal values,
-#              7 integers x 2^20)
+#              (families: 0 normal, 1 gradient, 2 whole exponent range, 3 cancelling 1e30 pairs,
+#              4 a NaN every 4096, 5 zeros and subnormals, 6 equal values, 7 integers x 2^20)
 #   LAB_FORCE  set: the value-independent path forced at any size (configuration 128 x 4)
 #   LAB_CFG    "B,U": the value-independent path forced into configuration (B, U)
 #   LAB_PDL    set: launches allow programmatic dependent launch (the extension's default on sm_90)

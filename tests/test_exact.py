@@ -399,14 +399,15 @@ def test_binned_ends_rounding(dtype):
 
 @pytest.mark.cuda
 def test_chunked_end_rounding():
-    """float64's chunked path forced onto rows of 2^14 values (one block a row, and three, whose
-    rows then have a pool of units), rows and single rows (the stream's words): every edge of
-    rounding_cases goes through its warp end (warp_round_digits over the 66 chunk sums: a borrow
-    through every digit above a negative sum's, a sticky bit 2^1000 below the top digit, overflow):
-    the CPU's bits, and the exact rational sum rounded once."""
+    """float64's chunked path forced onto rows of 2^16 values (one block a row, and three, whose
+    rows then have a pool of units: 16 units of 4096 values, 4 static a block), rows and single
+    rows (the stream's words): every edge of rounding_cases goes through its warp end
+    (warp_round_digits over the 66 chunk sums: a borrow through every digit above a negative sum's,
+    a sticky bit 2^1000 below the top digit, overflow): the CPU's bits, and the exact rational sum
+    rounded once."""
     dtype = torch.float64
     cases = rounding_cases(dtype)
-    rows = torch.zeros(len(cases), 2**14, dtype=dtype)
+    rows = torch.zeros(len(cases), 2**16, dtype=dtype)
     for i, c in enumerate(cases):
         rows[i, 1000:1000 + len(c)] = torch.tensor(c, dtype=dtype)
     want = reducekit.sum(rows, 1, method="exact")

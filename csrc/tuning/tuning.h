@@ -195,7 +195,13 @@ inline constexpr int64_t exact_binned_min_values(int elem_bytes) { return elem_b
 // static split made a row wait on its slowest block: the last block's values ended 1.5-3 us after
 // the median's at 2^24 values and 4.6-13.5 us at 2^26 (H200, session 45, NOTES.md issue 22 part 6).
 inline constexpr int kExactPoolShare = 4;
-// Units a block takes from the pool at once (one atomic, asked for this many units ahead).
+// Units a block takes from the pool at once (one atomic, asked for this many units ahead), for units
+// of kExactBinnedUnroll vectors a thread: a run is 16 vectors a thread. float64's units are
+// kExactChunkedUnrollScale times larger, so its runs hold fewer units (exact.cu's kPoolRun), at least
+// two (run j is asked for at the start of unit fixed + (j - 1) kRun and read at the end of unit
+// fixed + j kRun - 2, which must not come first). With runs of 4 of its 16-vector units, a block
+// that took the last run committed to about 7.5 us of its share of the bandwidth at 2^24 float64
+// values (session 57).
 inline constexpr int kExactPoolRun = 4;
 // Rows below exact_binned_min_values of float32, bfloat16 and float16, several rows: a warp a row
 // (exact.cu's warp_rows_kernel, sums; float16's partial words too) from this length up; shorter

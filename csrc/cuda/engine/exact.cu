@@ -531,7 +531,7 @@ __device__ __forceinline__ void sweeps_from(const uint4* __restrict__ body, int6
 // vectors in units of a block's sweep (kStep = BLOCK * UNROLL vectors, UNROLL a thread, BLOCK
 // apart); the last unit may be partial, its missing vectors read as zeros (they add nothing to an
 // exact sum, in bins, chunks or runs). Block `part` of the row's bpr takes units part + bpr s for
-// s < fixed (as every block did), then, if the row has a pool, runs of kExactPoolRun consecutive
+// s < fixed (as every block did), then, if the row has a pool, runs of kPoolRun consecutive
 // units from the pool [bpr fixed, units), one atomic a run, until the pool is empty or the block
 // would pass `cap` units (the value caps: plan_bpr gives every row bpr x cap >= units).
 // Why the pool: with a static split the row waits on its slowest block, and blocks run at
@@ -539,10 +539,15 @@ __device__ __forceinline__ void sweeps_from(const uint4* __restrict__ body, int6
 // us after the median block's at 2^24 values and 4.6-13.5 us at 2^26 (NOTES.md, issue 22 part 6).
 // The pool holds the last 1/kExactPoolShare of the units, so that the fast blocks take them.
 // Each unit is loaded one unit ahead (loads stay in flight while the thread adds: these kernels run
-// few warps an SM). Thread 0 asks for a run kExactPoolRun units before the block needs it, so that
+// few warps an SM). Thread 0 asks for a run kPoolRun units before the block needs it, so that
 // its atomic's latency hides behind the adds of the units between (a unit is only 0.2-0.5 us of
 // adds: asking one unit ahead for one unit stalled every block at every pool unit), and every
 // thread reads the run's first unit after one barrier a run.
+// A pool run's units for units of UNROLL vectors a thread: kExactPoolRun units of kExactBinnedUnroll
+// vectors (16 vectors a thread), and at least two units (tuning.h).
+template <int UNROLL>
+inline constexpr int kPoolRun = kExactPoolRun * kExactBinnedUnroll / UNROLL > 2 ? kExactPoolRun * kExactBinnedUnroll / UNROLL : 2;
+
 struct RowUnits {
   int64_t nvec;   // the row's 16-byte vectors
   int64_t units;  // ceil(nvec / kStep)
@@ -567,8 +572,8 @@ __device__ __forceinline__ RowUnits row_units(const ExactParams& p, int64_t nvec
   ru.bpr = p.bpr;
   const int64_t fixed = ru.units * (kExactPoolShare - 1) / (static_cast<int64_t>(kExactPoolShare) * p.bpr);
   // A pool only where every block's static units cover the first run's request (it is made
-  // kExactPoolRun units before the pool's first unit): shorter rows keep the static split.
-  ru.pool = (pool && fixed >= kExactPoolRun) ? pool : nullptr;
+  // kPoolRun units before the pool's first unit): shorter rows keep the static split.
+  ru.pool = (pool && fixed >= kPoolRun<UNROLL>) ? pool : nullptr;
   ru.fixed = ru.pool ? fixed : (ru.units + p.bpr - 1) / p.bpr;
   return ru;
 }
@@ -576,7 +581,7 @@ __device__ __forceinline__ RowUnits row_units(const ExactParams& p, int64_t nvec
 template <int BLOCK, int UNROLL>
 struct UnitWalk {
   static constexpr int64_t kStep = static_cast<int64_t>(BLOCK) * UNROLL;
-  static constexpr int kRun = kExactPoolRun;
+  static constexpr int kRun = kPoolRun<UNROLL>;
   RowUnits ru;
   const uint4* __restrict__ body;
   long long* s_grab;  // shared [2]: the runs thread 0 was given, by parity
@@ -1997,8 +2002,8 @@ int plan_bpr(const ExactArgs& a) {
   int64_t bpr = a.tuning.exact_bpr > 0 ? a.tuning.exact_bpr : std::min<int64_t>({needed, per_row, 1 << 20});
   if constexpr (RK_FAULT_IS(ExactBinCap)) {  // planted: no cap
   } else if constexpr (BINNED) {  // exactness, not speed: the row's units within bpr blocks' caps (a pool's
-                                   // runs may stop a block kExactPoolRun - 1 units short of its cap)
-    constexpr int64_t cap = unit_cap<In, BLOCK, UNROLL>() - (kExactPoolRun - 1);
+                                   // runs may stop a block kPoolRun - 1 units short of its cap)
+    constexpr int64_t cap = unit_cap<In, BLOCK, UNROLL>() - (kPoolRun<UNROLL> - 1);
     static_assert(cap >= 1, "a block takes a run");
     bpr = std::max<int64_t>(bpr, ceil_div(ceil_div(vecs, static_cast<int64_t>(BLOCK) * UNROLL), cap));
   }

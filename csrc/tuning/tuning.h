@@ -166,19 +166,20 @@ inline int ops_rows_lanes_per_thread(int elem_bytes, bool select) {
 // loads in flight per thread, and the shortest row they take. Their grid is one wave (occupancy, set
 // by the shared memory per 128 threads: 32 KiB of bins for float32 and bfloat16, six blocks per SM;
 // 66 KiB of chunks for float64, three, but two at its unroll, below; none for float16). Block and
-// unroll were not swept for 2- and 4-byte values: (128, 4) is the first configuration built (NOTES.md, issue 22). The shortest row, by the size of a value
-// (lab timings on the H200, session 38, NOTES.md issue 22 part 4): 2- and 4-byte values from 2^14,
-// where the checked float64 path (exact_kernel) first needs more than one block and a workspace;
-// from 2^14 to 2^20 values the value-independent paths took 9.2-11.6 us against 11.5-12.7 us on
-// normal float32 data, the same within 0.7 us on bfloat16, 0.6-1.0 us less on float16, and 3-17x less
-// on data over the whole exponent range. float64 from 2^22: below it the chunked path costs 2-5 us
+// unroll were not swept for 2- and 4-byte values: (128, 4) is the first configuration built
+// (NOTES.md, issue 22). The shortest row, by the size of a value (lab timings on the H200, session
+// 38, NOTES.md issue 22 part 4): 2- and 4-byte values from 2^14, where the checked float64 path
+// (exact_kernel) first needs more than one block and a workspace; from 2^14 to 2^20 values the
+// value-independent paths took 9.2-11.6 us against 11.5-12.7 us on normal float32 data, the same
+// within 0.7 us on bfloat16, 0.6-1.0 us less on float16, and 3-17x less on data over the whole
+// exponent range. float64 from 2^22: below it the chunked path costs 2-5 us
 // more than the checked one on benign data (13.5-19.4 us against 10.7-14.6), though 3-38x less on
 // the whole range.
 inline constexpr int kExactBinnedBlock = 128;
 inline constexpr int kExactBinnedUnroll = 4;
 // float64's chunked path loads this many times the configuration's vectors a sweep: 16 of 16 bytes a
 // thread in (128, 4). Its occupancy is set by its chunks (66 KiB of shared memory a block of 128), so
-// only the unroll raises the bytes in flight; at 4 the kernel takes 222 registers and two blocks an SM
+// only the unroll raises the bytes in flight; at 4 the kernel takes 192 registers and two blocks an SM
 // (forcing three spilled and lost: 1.31 at 2^28). Lab, H200, session 57 (NOTES.md), float64 exact /
 // plain read of the same bytes on 6 data families, with the shorter add_bits of the same session:
 // scale 1 1.30-1.33, 1.22-1.23, 1.18-1.19 at 2^24, 2^26, 2^28; scale 2 1.35-1.42, 1.23-1.26,

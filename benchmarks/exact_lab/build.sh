@@ -23,9 +23,10 @@ rm -rf "$OUT/old" && mkdir -p "$OUT/old" && git archive "${1:-HEAD}" csrc | tar 
   $(grep -q "long long\* acc" "$OUT/old/csrc/cuda/launchers.h" && echo -DNEWAPI) \
   $(grep -q "kExactChunkedUnrollScale" "$OUT/old/csrc/tuning/tuning.h" && echo -DLAB_CHUNKED_SCALE) benchmarks/exact_lab/lab.cu -o "$OUT/lab_old" &
 # LAB_VARIANTS="name:flags ...": more builds of the working tree, bin/lab_name, each with its own nvcc
-# flags (e.g. "s2:-DRK_LAB_CHUNKED_UNROLL_SCALE=2"): a kernel's variants A/B in one device call.
+# flags, commas between flags (e.g. "s2:-DRK_LAB_CHUNKED_UNROLL_SCALE=2 ab:-DA,-DB"): a kernel's
+# variants A/B in one device call.
 for v in ${LAB_VARIANTS:-}; do
-  "$NVCC" $F ${v#*:} -DEXACT_CU='"cuda/engine/exact.cu"' -DNEWAPI -DLAB_CHUNKED_SCALE benchmarks/exact_lab/lab.cu -o "$OUT/lab_${v%%:*}" &
+  "$NVCC" $F $(tr ',' ' ' <<<"${v#*:}") -DEXACT_CU='"cuda/engine/exact.cu"' -DNEWAPI -DLAB_CHUNKED_SCALE benchmarks/exact_lab/lab.cu -o "$OUT/lab_${v%%:*}" &
 done
 wait
 ls -la "$OUT"/lab_*

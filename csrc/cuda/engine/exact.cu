@@ -754,7 +754,7 @@ template <> struct Bins<float> {
   static constexpr int64_t kMaxThreadValues = int64_t(1) << (53 - kUnitBits);
   static constexpr int64_t kMaxBlockValues = int64_t(1) << (53 - kUnitBits);
   static __device__ __forceinline__ int bin_of(uint32_t w) { return static_cast<int>(w >> 26); }
-  static __device__ __forceinline__ Bin value(uint32_t w, int) { return static_cast<double>(__uint_as_float(w)); }
+  static __device__ __forceinline__ Bin value(uint32_t w) { return static_cast<double>(__uint_as_float(w)); }
   // The column sum s of bin b (a float64 of the value) as a count of the bin's units.
   static __device__ __forceinline__ double count_scale(int b) {
     return __longlong_as_double(static_cast<long long>(1023 - kWidth * b - kUnit0) << 52);
@@ -773,8 +773,12 @@ template <> struct Bins<__nv_bfloat16> {
   static constexpr int64_t kMaxThreadValues = int64_t(1) << (24 - kUnitBits);
   static constexpr int64_t kMaxBlockValues = int64_t(1) << 40;  // column sums: 2^24 units a thread, in float64
   static __device__ __forceinline__ int bin_of(uint32_t w) { return static_cast<int>(w >> 25); }
-  static __device__ __forceinline__ Bin value(uint32_t w, int b) {
-    return __uint_as_float(w) * __uint_as_float(static_cast<uint32_t>(254 - kWidth * b) << 23);  // x 2^(127 - 4b)
+  // x 2^(127 - 4b), the scale's bits (254 - 4b) << 23 read off w's bits 25-30 (b << 25) as one
+  // logical operation: 252 - 4b is 252 ^ 4b (4b's bits lie within 252's), and 2 is bit 1.
+  static __device__ __forceinline__ Bin value(uint32_t w) {
+    uint32_t scale;  // (~w & 0x7e000000) | 0x01000000: one LOP3 (the compiler's own form took two)
+    asm("lop3.b32 %0, %1, %2, %3, 0xae;" : "=r"(scale) : "r"(w), "r"(0x7e000000u), "r"(0x01000000u));
+    return __uint_as_float(w) * __uint_as_float(scale);
   }
   static __device__ __forceinline__ double count_scale(int) { return 0x1p7; }  // units of 2^-7
 };
@@ -788,6 +792,21 @@ struct Layout : Bins<In> {
   static __device__ __forceinline__ int bin(uint32_t w) {
     const int b = B::bin_of(w) & (B::kBins - 1);
     return RK_FAULT_IS(ExactBinShift) ? (b + (w >> 16 & 1)) & (B::kBins - 1) : b;  // planted: odd low significands one bin up
+  }
+  // The byte offset of w's bin in the [kBins][BLOCK] array, for the thread whose column starts tb
+  // bytes in (tb = tid * sizeof(Bin) < BLOCK * sizeof(Bin), a power of two): bin(w) * BLOCK *
+  // sizeof(Bin) has no bit below it, so the sum is an OR, which the compiler merges with bin's mask
+  // (bfloat16's low half: one LOP3, w & 0x7e00 | tb, and an address with no add).
+  template <int BLOCK>
+  static __device__ __forceinline__ uint32_t offset(uint32_t w, uint32_t tb) {
+    static_assert((BLOCK & (BLOCK - 1)) == 0, "a power-of-two block");
+    return static_cast<uint32_t>(bin(w)) * static_cast<uint32_t>(BLOCK * sizeof(Bin)) | tb;
+  }
+  // Adds the value of float32 bits w into its bin of the thread's column (base: the bins' array).
+  template <int BLOCK>
+  static __device__ __forceinline__ void add(unsigned char* base, uint32_t tb, uint32_t w) {
+    Bin* const p = reinterpret_cast<Bin*>(base + offset<BLOCK>(w, tb));
+    *p += B::value(w);
   }
 };
 constexpr int64_t kMaxRowValues = int64_t(1) << 31;  // x 2^31 units < 2^62: row sums exact in int64
@@ -1105,10 +1124,8 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
   };
 
   RK_TRACE(1);
-  walk([&](uint32_t w) {
-    const int b = Lay::bin(w);
-    bins[b * BLOCK] += Lay::value(w, b);
-  });
+  const uint32_t tb = static_cast<uint32_t>(tid * sizeof(Bin));  // this thread's column, in bytes
+  walk([&](uint32_t w) { Lay::template add<BLOCK>(smem, tb, w); });
   RK_TRACE(2);
   RK_TRACE_UNITS(units.taken);
   allow_dependent_launch();
@@ -1135,7 +1152,7 @@ __global__ void __launch_bounds__(BLOCK, 768 / BLOCK) binned_kernel(const In* __
         if (e == 0xff) {
           atomicAdd(reinterpret_cast<unsigned long long*>(s_acc + kBins + ((w & 0x7fffff) ? 0 : (w >> 31) ? 2 : 1)), 1ull);
         } else if (Lay::bin(w) == kLast) {
-          bins[kLast * BLOCK] += Lay::value(w, kLast);
+          bins[kLast * BLOCK] += Lay::value(w);
         }
       });
       __syncthreads();
@@ -1603,7 +1620,7 @@ __global__ void __launch_bounds__(warp_rows::kWarps * 32, 2) warp_rows_kernel(co
       for (int b = 0; b < kBins; ++b) bins[b * BLOCK] = 0;
       auto on_bits = [&](uint32_t w) {
         const int b = Lay::bin(w);
-        bins[b * BLOCK] += Lay::value(w, b);
+        bins[b * BLOCK] += Lay::value(w);
       };
       auto on_vec = [&](const uint4& v) {
         const unsigned w[4] = {v.x, v.y, v.z, v.w};
@@ -1832,7 +1849,7 @@ __global__ void __launch_bounds__(columns::kBlock, 768 / columns::kBlock) binned
     auto on = [&](auto raw) {
       const uint32_t w = std::is_same_v<In, float> ? static_cast<uint32_t>(raw) : static_cast<uint32_t>(raw) << 16;
       const int b = Lay::bin(w);
-      bins[b * BLOCK] += Lay::value(w, b);
+      bins[b * BLOCK] += Lay::value(w);
     };
     const In* const col = x + t.ob * p.extent * p.inner + t.c0 + t.j;
     if constexpr (std::is_same_v<In, __nv_bfloat16>) {

@@ -515,7 +515,7 @@ EXACT_FAMILIES = "benchmarks/results/h200/exact_families/results_exact_families.
 # The same benchmark's previous H200 run (session 56's code, 2026-11-28: float64's chunks before
 # session 57's shorter add and 16 vectors a sweep), for the README's "before" column. Session 38's
 # run is in exact_families_s38/.
-EXACT_FAMILIES_BEFORE = ["benchmarks/results/h200/exact_families_s56/results_exact_families.json"]
+EXACT_FAMILIES_BEFORE = ["benchmarks/results/h200/exact_families_s57/results_exact_families.json"]
 MISALIGNED = "benchmarks/results/h200/misaligned/results_misaligned.json"
 # The random-shape sweep (issue 21): the current GPU run, the same draw on the H200 two days of
 # sessions before (commit bd4c507, session 37), the same draw on an H100 (session 50's code), and the CPU's.

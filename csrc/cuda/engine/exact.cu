@@ -2005,6 +2005,7 @@ int exact_blocks_per_sm() {
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel_of<In, BLOCK, UNROLL, BINNED>(), BLOCK, smem_of<In, BLOCK, UNROLL, BINNED>()) !=
             cudaSuccess || b < 1)
       b = 1;
+    if constexpr (BINNED && std::is_same_v<In, __nv_bfloat16>) b = std::max(1, std::min(b, kExactBinnedBf16ThreadsPerSm / BLOCK));
     return b;
   }();
   return v;

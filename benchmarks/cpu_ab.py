@@ -88,10 +88,11 @@ LSE_MID_CASES = [("logsumexp", "float64", (1 << 16, 33), [1], None), ("logsumexp
                  ("logsumexp", "float16", (1 << 15, 250), [1], None),
                  ("logsumexp", "float64", (1 << 16, 72), [1], None), ("logsumexp", "float32", (1 << 16, 144), [1], None)]
 
-# --cases: CASES (session 46), OUTMAP_CASES (47), TAIL_CASES (48), SHORT_CASES (52), COLUMN_CASES (55), LSE_SHORT_CASES (56)
-# or LSE_MID_CASES (57).
+# --cases NAME: the list, and the session that added it (the help text is made from this table).
 CASE_LISTS = {"s46": CASES, "outmap": OUTMAP_CASES, "tail": TAIL_CASES, "short": SHORT_CASES, "columns": COLUMN_CASES,
               "lse_short": LSE_SHORT_CASES, "lse_mid": LSE_MID_CASES}
+CASE_SESSIONS = {"s46": 46, "outmap": 47, "tail": 48, "short": 52, "columns": 55, "lse_short": 56, "lse_mid": 57}
+assert set(CASE_SESSIONS) == set(CASE_LISTS), "every case list names its session"
 
 
 def case_name(c) -> str:
@@ -134,8 +135,7 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=0.3, help="seconds of calls per case and contender")
     ap.add_argument("--out", required=True)
     ap.add_argument("--cases", choices=tuple(CASE_LISTS), default="s46",
-                    help="the case list: CASES (session 46), OUTMAP_CASES (47), TAIL_CASES (48), SHORT_CASES (52), "
-                    "COLUMN_CASES (55) or LSE_SHORT_CASES (56)")
+                    help="the case list, by the session that added it: " + ", ".join(f"{k} ({v})" for k, v in CASE_SESSIONS.items()))
     ap.add_argument("--threads", type=int, default=2, help="torch's threads in each process (1: the kernels alone, "
                     "where another process holds the cores and a parallel region would wait for a second thread)")
     ap.add_argument("--child", help=argparse.SUPPRESS)

@@ -7,6 +7,7 @@
 #   bash benchmarks/exact_lab/build.sh [OLD_REV]   # bin/lab_new (working tree), bin/lab_old (OLD_REV's exact.cu, default HEAD)
 #   (device) bash benchmarks/exact_lab/run.sh      # carry benchmarks/exact_lab/bin; LAB_BINS, LAB_ARGS, NCU_RUNS, LAB_TAG
 #   python3 benchmarks/exact_lab/summary.py OUT/lab_TAG.txt   # a traced run, one line a case
+#   python3 benchmarks/exact_lab/table.py OUT/lab_TAG.txt     # several builds: exact us / ratio a case and build
 # LAB_DEFS: more nvcc flags for both builds, e.g. LAB_DEFS=-DRK_EXACT_TRACE (each case then also
 # prints its kernel's timeline: exact.cu's RK_TRACE points; both revisions must have them).
 set -euo pipefail

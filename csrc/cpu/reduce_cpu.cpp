@@ -742,6 +742,14 @@ RK_OPS_AVX2 inline void lse_block4(const double* b, __m256d& m, __m256d& s) {
   lse4(&r[0][0], 8, m, s);
 }
 
+// n values of src, then `pad` up to len, into dst. With pad -inf a logsumexp lane's max and sum are
+// what they were (the padding's exponentials are +0): the short lanes below are read from such copies.
+template <class In>
+inline void copy_padded(In* dst, const In* src, int64_t n, int64_t len, In pad = In(-std::numeric_limits<float>::infinity())) {
+  std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(In));
+  for (int64_t i = n; i < len; ++i) dst[i] = pad;
+}
+
 // The lanes of a run left after the subtrees, W at a time, each pushed alone; the last, short,
 // block read from a copy padded with -inf, which leaves a lane's max and sum as they were (its
 // exponentials are +0): no lane of a row goes value by value through the scalar exponential (a
@@ -759,7 +767,8 @@ inline int64_t lse_rest(const In* x, int64_t n, int64_t l, int64_t l1, TreeStack
       block(x + l * G, m, s);
     } else {
       In buf[W * G];
-      for (int64_t i = 0; i < W * G; ++i) buf[i] = i < avail ? x[l * G + i] : In(RK_FAULT_IS(CpuLsePadZero) ? 0.0f : -std::numeric_limits<float>::infinity());  // planted: 0
+      if (RK_FAULT_IS(CpuLsePadZero)) copy_padded(buf, x + l * G, avail, W * G, In(0.0f));  // planted: padded with 0
+      else copy_padded(buf, x + l * G, avail, W * G);
       block(buf, m, s);
     }
     alignas(32) decltype(A::m) mv[W], sv[W];
@@ -1193,6 +1202,8 @@ inline int64_t lse_columns_of(const In* x, int64_t ld, int64_t nc, int cnt, type
 // tree is still TreeStack's result). out[q] is row q's root.
 template <class In>
 inline constexpr int kLseRowsAtOnce = std::is_same_v<In, double> ? 4 : 8;
+constexpr int pow2_ceil(int n) { return n <= 1 ? 1 : 2 * pow2_ceil((n + 1) / 2); }
+static_assert(pow2_ceil(1) == 1 && pow2_ceil(2) == 2 && pow2_ceil(3) == 4 && pow2_ceil(5) == 8 && pow2_ceil(8) == 8, "the next power of two");
 constexpr int kLseShortLanes = 8;
 template <int NL, class In, class Op>
 RK_OPS_AVX2 void lse_short_rows(const In* x, int64_t R, typename Op::Acc* out) {
@@ -1206,17 +1217,14 @@ RK_OPS_AVX2 void lse_short_rows(const In* x, int64_t R, typename Op::Acc* out) {
   V m[kLseShortLanes], s[kLseShortLanes];
   for (int j = 0; j < NL; ++j) {
     const int64_t cnt = std::max<int64_t>(0, std::min<int64_t>(G, used - j * G));
-    for (int q = 0; q < W; ++q) {
-      std::memcpy(buf + q * G, x + q * R + j * G, static_cast<size_t>(cnt) * sizeof(In));
-      for (int64_t i = cnt; i < G; ++i) buf[q * G + i] = In(-std::numeric_limits<float>::infinity());
-    }
+    for (int q = 0; q < W; ++q) copy_padded(buf + q * G, x + q * R + j * G, cnt, G);
     if constexpr (std::is_same_v<In, double>) {
       lse_block4(buf, m[j], s[j]);
     } else {
       lse_block8<In>(buf, m[j], s[j]);
     }
   }
-  constexpr int kP = NL == 1 ? 1 : NL == 2 ? 2 : NL <= 4 ? 4 : 8;  // the next power of two
+  constexpr int kP = pow2_ceil(NL);
   static_assert(kP <= kLseShortLanes, "the padded lanes fit m and s");
   for (int j = NL; j < kP; ++j) {
     m[j] = vset(-std::numeric_limits<decltype(A::m)>::infinity());

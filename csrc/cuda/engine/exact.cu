@@ -546,7 +546,7 @@ __device__ __forceinline__ void sweeps_from(const uint4* __restrict__ body, int6
 // A pool run's units for units of UNROLL vectors a thread: kExactPoolRun units of kExactBinnedUnroll
 // vectors (16 vectors a thread), and at least two units (tuning.h).
 template <int UNROLL>
-inline constexpr int kPoolRun = kExactPoolRun * kExactBinnedUnroll / UNROLL > 2 ? kExactPoolRun * kExactBinnedUnroll / UNROLL : 2;
+inline constexpr int kPoolRun = std::max(2, kExactPoolRun * kExactBinnedUnroll / UNROLL);
 
 struct RowUnits {
   int64_t nvec;   // the row's 16-byte vectors

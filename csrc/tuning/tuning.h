@@ -190,15 +190,17 @@ inline constexpr int kExactChunkedUnrollScale = 4;
 #else
 inline constexpr int kExactChunkedUnrollScale = RK_LAB_CHUNKED_UNROLL_SCALE;  // the exact lab's variants (LAB_VARIANTS) only
 #endif
-// bfloat16's binned grid: at most this many threads an SM, four blocks of 128 (its kernel's occupancy
-// allows six, by its 32 KiB of bins a block). Each block clears, sums and posts 64 bins (67 words), and six blocks an SM
-// clear 192 KiB of shared memory before their first value (0.8 us at 128 B a clock; the blocks that
-// start last end last). Lab, H200, session 58 (NOTES.md; benchmarks/results/h200/s58/run8_lab_grid),
-// exact's event time with the grid forced to 528 blocks (four an SM) against the default 792, two
-// repeats, normal and wide or gradient data: 2^24 21.7-22.6 against 21.2-22.9 us, 2^26 43.6-45.2
-// against 44.9-46.4, 2^28 136.4-137.9 against 139.5-140.3; 400 blocks (three, some SMs four) lost
-// at 2^26 (46.3-47.1). float32 (the same 32 KiB of bins, twice the bytes a value) was unchanged at
-// four (2^26 71.9-73.1 either way), so it keeps the occupancy's six.
+// bfloat16's binned grid: at most this many threads an SM, four blocks of 128 (its kernel's
+// occupancy allows six, by its 32 KiB of bins a block). Each block clears, sums and posts 64 bins (67
+// words), and six blocks an SM clear 192 KiB of shared memory before their first value (0.8 us at 128
+// B a clock; the blocks that start last end last). Lab, H200, session 58 (NOTES.md;
+// benchmarks/results/h200/s58/run8_lab_grid), exact's event time with the grid forced to 528 blocks
+// (four an SM) against the default 792 in the same call, four pairs a size (two calls, two families):
+// 2^24 0.3-1.1 us less, 2^26 0.2-2.5 us less, 2^28 1.7-3.1 us less (136.4-137.9 against
+// 139.5-140.3); 400 blocks (three an SM, some four) lost at 2^26 (46.3-47.1 us). float32 (the same 32
+// KiB of bins, twice the bytes a value) was unchanged at four (2^26 71.9-73.1 us either way), so it
+// keeps the occupancy's six. The benchmark of record (run 10): bfloat16 1.0, 1.7 and 2.4 us less at
+// 2^24, 2^26 and 2^28 (graph).
 inline constexpr int kExactBinnedBf16ThreadsPerSm = 512;
 inline constexpr int64_t exact_binned_min_values(int elem_bytes) { return elem_bytes == 8 ? int64_t(1) << 22 : int64_t(1) << 14; }
 // The share of a long row's units that the value-independent block kernels leave to a pool (exact.cu,

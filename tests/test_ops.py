@@ -420,7 +420,8 @@ def test_lse_short_rows_match_a_row_alone(dtype):
     the lane-by-lane path. Each row of a batch gives the bits of the same row reduced alone, with
     NaN, +-inf, a row of -inf, -0.0, subnormals, values near the dtype's max and ties among the
     rows (35 rows: whole groups and a remainder). Rows of 5-7 lanes pad their tree to 8 with
-    identities; 9 lanes (the lane-by-lane path in both) is the control."""
+    identities; rows of exactly 8 whole lanes (8 * G) and of 9 lanes (8 * G + 1) take the
+    lane-by-lane path in both, the controls."""
     G = 64 // torch.empty((), dtype=dtype).element_size()
     fi = torch.finfo(dtype)
     specials = [math.nan, math.inf, -math.inf, None, -0.0, fi.tiny / 4, fi.max, "tie"]

@@ -767,8 +767,7 @@ inline int64_t lse_rest(const In* x, int64_t n, int64_t l, int64_t l1, TreeStack
       block(x + l * G, m, s);
     } else {
       In buf[W * G];
-      if (RK_FAULT_IS(CpuLsePadZero)) copy_padded(buf, x + l * G, avail, W * G, In(0.0f));  // planted: padded with 0
-      else copy_padded(buf, x + l * G, avail, W * G);
+      copy_padded(buf, x + l * G, avail, W * G, In(RK_FAULT_IS(CpuLsePadZero) ? 0.0f : -std::numeric_limits<float>::infinity()));  // planted: 0
       block(buf, m, s);
     }
     alignas(32) decltype(A::m) mv[W], sv[W];
@@ -1202,8 +1201,6 @@ inline int64_t lse_columns_of(const In* x, int64_t ld, int64_t nc, int cnt, type
 // tree is still TreeStack's result). out[q] is row q's root.
 template <class In>
 inline constexpr int kLseRowsAtOnce = std::is_same_v<In, double> ? 4 : 8;
-constexpr int pow2_ceil(int n) { return n <= 1 ? 1 : 2 * pow2_ceil((n + 1) / 2); }
-static_assert(pow2_ceil(1) == 1 && pow2_ceil(2) == 2 && pow2_ceil(3) == 4 && pow2_ceil(5) == 8 && pow2_ceil(8) == 8, "the next power of two");
 constexpr int kLseShortLanes = 8;
 template <int NL, class In, class Op>
 RK_OPS_AVX2 void lse_short_rows(const In* x, int64_t R, typename Op::Acc* out) {
@@ -1224,7 +1221,7 @@ RK_OPS_AVX2 void lse_short_rows(const In* x, int64_t R, typename Op::Acc* out) {
       lse_block8<In>(buf, m[j], s[j]);
     }
   }
-  constexpr int kP = pow2_ceil(NL);
+  constexpr int kP = static_cast<int>(ceil_pow2(NL));  // engine/plan.h
   static_assert(kP <= kLseShortLanes, "the padded lanes fit m and s");
   for (int j = NL; j < kP; ++j) {
     m[j] = vset(-std::numeric_limits<decltype(A::m)>::infinity());

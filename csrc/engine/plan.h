@@ -257,7 +257,7 @@ inline bool make_out_map(int nd, const int64_t* sizes, const int64_t* mem_stride
 // Elements per lane of the accumulation order for an element of `elem_bytes` bytes.
 inline constexpr int lane_elems(int elem_bytes) { return 64 / elem_bytes; }
 
-inline int64_t ceil_pow2(int64_t v) {
+constexpr int64_t ceil_pow2(int64_t v) {
   int64_t p = 1;
   while (p < v) p <<= 1;
   return p;

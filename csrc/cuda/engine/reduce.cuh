@@ -489,7 +489,7 @@ __device__ __forceinline__ typename Op::Acc lane_reduce(const In* __restrict__ p
 
 // How a thread of the rows kernel walks its LPT lanes (each mode its own instantiation, so that
 // one mode's registers never cut another's occupancy):
-//   kUp = 1       one lane (LPT == 1);
+//   kUp = 1       one lane (LPT == 1); with kStriped, two lanes t and t + W (two stripes: LPT == 2);
 //   kUp = 2 or 4  LPT == kUp lanes whose 16-byte loads are all issued before any is used (8 or 16
 //                 loads: the bytes in flight of a longer lane), merged pairwise in registers;
 //   kUp = 0       any LPT, one lane at a time through a register stack (held to 85 registers).
@@ -698,10 +698,15 @@ __device__ __forceinline__ void rows_store(const RowsPos& p, int64_t K, int W, i
 // power of two: an aligned subtree, merged in registers; kUp above). nseg == 1: block b holds rows
 // b*(256/W) ..., W threads per row, and writes out[row]. nseg > 1 (W == 256): block b holds
 // segment b % nseg of row b / nseg (256 * LPT lanes) and writes partials[row * nseg + segment].
-template <class In, class Op, class Out0, class Out1, int kUp, bool kFused = false>
+// kStriped (kUp == 1, nseg == 1, LPT == 2): two stripes, below. Its own instantiation: compiled
+// into the one-lane kernel, the second stripe's state and tree cost that kernel registers on the
+// path of long and split rows (ptxas: the float32 Welford kernel's spill stack 88 -> 152 bytes at
+// its 48 registers; the H200 sweep's var_mean float32 (104, 1255, 1473) over (1, 2) 260 -> 455 us).
+template <class In, class Op, class Out0, class Out1, int kUp, bool kFused = false, bool kStriped = false>
 __global__ void __launch_bounds__(kThreads, kRowsMinBlocks<In, Op, kUp>)
     rows_kernel(const In* __restrict__ x, int64_t K, int64_t L, int W, int LPT, int64_t nseg, Outs<Out0, Out1> out,
                 typename Op::Acc* __restrict__ partials, red::Params prm, FusedFinish fused) {
+  static_assert(!kStriped || (kUp == 1 && !kFused), "two stripes are a form of the unfused one-lane kernel");
   using Acc = typename Op::Acc;
   constexpr int G = 64 / sizeof(In);
   __shared__ Acc smem[kTreeSlots<Op>];
@@ -722,22 +727,21 @@ __global__ void __launch_bounds__(kThreads, kRowsMinBlocks<In, Op, kUp>)
   }
   const int64_t lanes = (L + G - 1) / G;
   Acc acc = Op::identity();
-  // kUp == 1 with LPT == 2 (two stripes, nseg == 1): the row's lanes are pow2ceil(lanes) / 2 = W
-  // threads' two halves, thread t holding lane t and lane t + W (acc2), so that no thread of a row of
-  // just over a power of two lanes idles. Each half's tree runs over the W threads, and the root
-  // combines the two halves in the row's first thread: the perfect tree's own combines, so the same
-  // bits. Where: rows_step_shape (shapes.cu) by rows_stripes_pay (tuning.h).
+  // kStriped (LPT == 2, nseg == 1): the row's lanes are pow2ceil(lanes) / 2 = W threads' two
+  // halves, thread t holding lane t and lane t + W (acc2), so that no thread of a row of just over
+  // a power of two lanes idles. Each half's tree runs over the W threads, and the root combines the
+  // two halves in the row's first thread: the perfect tree's own combines, so the same bits.
+  // Where: rows_step_shape (shapes.cu) by rows_stripes_pay (tuning.h).
   Acc acc2 = Op::identity();
   if (row < K) {
     const In* xr = x + row * L;
     const Bounds bx = bounds_of(x, K * L);
     if constexpr (kUp == 1) {
       // One copy of the lane's code for both stripes (inlined twice, the sum float32 kernel took 56
-      // registers against 48, 4 blocks an SM against 5). The fused kernel takes split rows only
-      // (nseg > 1), which never stripe: it keeps one lane.
-      constexpr int kMaxStripes = kFused ? 1 : 2;
+      // registers against 48, 4 blocks an SM against 5).
+      constexpr int kStripes = kStriped ? 2 : 1;
 #pragma unroll 1
-      for (int h = 0; h < LPT && h < kMaxStripes; ++h) {
+      for (int h = 0; h < kStripes; ++h) {
         const int64_t l = t + h * W;
         const Acc a = l < lanes ? lane_reduce<In, Op, true>(xr + l * G, static_cast<int>(L - l * G < G ? L - l * G : G), l * G, prm, bx)
                                 : Op::identity();
@@ -782,12 +786,10 @@ __global__ void __launch_bounds__(kThreads, kRowsMinBlocks<In, Op, kUp>)
   }
   allow_dependent_launch();
   acc = block_tree<Op>(acc, W, smem);
-  if constexpr (kUp == 1 && !kFused) {
-    if (LPT == 2) {  // the same for the whole block
-      __syncthreads();  // block_tree's shared memory, read by the first tree, is written by the second
-      acc2 = block_tree<Op>(acc2, W, smem);
-      if constexpr (!RK_FAULT_IS(RowsStripeRoot)) acc = Op::combine(acc, acc2);  // planted: the second half dropped
-    }
+  if constexpr (kStriped) {
+    __syncthreads();  // block_tree's shared memory, read by the first tree, is written by the second
+    acc2 = block_tree<Op>(acc2, W, smem);
+    if constexpr (!RK_FAULT_IS(RowsStripeRoot)) acc = Op::combine(acc, acc2);  // planted: the second half dropped
   }
   rows_store<Op>(RowsPos{row, t, seg}, K, W, nseg, acc, out, partials, prm);
   if constexpr (kFused) finish_row_in_last_block<Op>(partials, row, nseg, fused, out, prm, smem);  // nseg > 1, fused.counters set
@@ -1328,7 +1330,7 @@ struct Shape {
   int64_t nseg = 1;   // rows: segments per row (blocks per row when > 1)
   int TX = 1, TY = 1, TB = 1;  // columns block: TB batches of TX x TY threads
   int LPT = 1;         // rows and columns: lanes per thread
-  int stripes = 1;     // rows, one lane a thread: 2 lanes t and t + W a thread (rows_kernel<kUp = 1>'s LPT argument)
+  int stripes = 1;     // rows, one lane a thread: 2 lanes t and t + W a thread (rows_kernel<kUp = 1, kStriped>)
   int64_t tiles_x = 1, tiles_y = 1;
   int64_t blocks = 1;
   int64_t partials = 0;  // partials per output (0: written directly)
@@ -1476,6 +1478,8 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
     };
     if (fused.counters) {  // split rows finished by each row's last block (s.LPT == 1)
       e = go(rows_kernel<In, Op, Out0, Out1, 1, true>);
+    } else if (s.LPT == 1 && s.stripes == 2) {  // two stripes (nseg == 1)
+      e = go(rows_kernel<In, Op, Out0, Out1, 1, false, true>);
     } else if constexpr (IsPlainSum<Op>::value) {  // sum's shape is one lane per thread
       e = go(rows_kernel<In, Op, Out0, Out1, 1>);
     } else if constexpr (Op::kBatched) {  // 2 or 4 lanes with their loads up front, else the stack

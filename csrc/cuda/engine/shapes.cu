@@ -39,7 +39,7 @@ Shape rows_step_shape(int64_t K, int64_t L, int elem, int rows_lpt, bool batched
   Shape s = rows_shape(K, L, elem, rows_lpt, num_sms, o);
   // Two stripes: a row of one lane a thread whose W threads leave some idle (lanes just over a
   // power of two) runs on W / 2 threads, thread t taking lanes t and t + W / 2 (rows_kernel's
-  // kUp == 1 with stripes 2; the same tree, so the same bits). Where, by rows_stripes_pay
+  // kStriped form, its own instantiation; the same tree, so the same bits). Where, by rows_stripes_pay
   // (tuning.h, with its measurements). Rows steps only: the gather step's kernels take one lane a
   // thread. o.rows_stripes: -1 never, 1 wherever a row takes one lane a thread on 2 or more threads.
   if (s.nseg != 1 || s.LPT != 1 || s.W < 2 || o.rows_stripes < 0) return s;

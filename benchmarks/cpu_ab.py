@@ -88,10 +88,20 @@ LSE_MID_CASES = [("logsumexp", "float64", (1 << 16, 33), [1], None), ("logsumexp
                  ("logsumexp", "float16", (1 << 15, 250), [1], None),
                  ("logsumexp", "float64", (1 << 16, 72), [1], None), ("logsumexp", "float32", (1 << 16, 144), [1], None)]
 
+# --cases small_columns (session 59): sum over dim 0 of R x C matrices of 1 to 64 rows (small_columns:
+# each column vector's lanes and tree in registers), 4 MiB each, and of 65 to 128 rows as controls
+# (the lane array, as before); the sweep's (25, 32, 4245) over 0 and (61, 9948) over 0 among them.
+SMALL_COLUMN_CASES = []
+for _dt, _elem in (("float64", 8), ("float32", 4), ("bfloat16", 2)):
+    for _R in (1, 2, 3, 5, 8, 12, 16, 17, 25, 33, 48, 64, 65, 96, 128):
+        SMALL_COLUMN_CASES.append(("sum", _dt, (_R, (4 << 20) // (_R * _elem)), [0], None))
+SMALL_COLUMN_CASES += [("sum", "float32", (25, 32, 4245), [0], None), ("sum", "float64", (61, 9948), [0], None),
+                       ("sum", "float16", (8, 1 << 18), [0], None), ("sum", "float32", (16, 4096), [0], None)]
+
 # --cases NAME: the list, and the session that added it (the help text is made from this table).
 CASE_LISTS = {"s46": CASES, "outmap": OUTMAP_CASES, "tail": TAIL_CASES, "short": SHORT_CASES, "columns": COLUMN_CASES,
-              "lse_short": LSE_SHORT_CASES, "lse_mid": LSE_MID_CASES}
-CASE_SESSIONS = {"s46": 46, "outmap": 47, "tail": 48, "short": 52, "columns": 55, "lse_short": 56, "lse_mid": 57}
+              "lse_short": LSE_SHORT_CASES, "lse_mid": LSE_MID_CASES, "small_columns": SMALL_COLUMN_CASES}
+CASE_SESSIONS = {"s46": 46, "outmap": 47, "tail": 48, "short": 52, "columns": 55, "lse_short": 56, "lse_mid": 57, "small_columns": 59}
 assert set(CASE_SESSIONS) == set(CASE_LISTS), "every case list names its session"
 
 

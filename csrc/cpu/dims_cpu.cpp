@@ -34,10 +34,12 @@
 #include <c10/util/Half.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/faults.h"
@@ -75,6 +77,14 @@ template <class Acc>
 constexpr int64_t kLaneRows = kIntAcc<Acc> ? 1 : kLanes;
 template <class Acc>
 constexpr int64_t kColBlock = kLaneBytes / (kLaneRows<Acc> * static_cast<int64_t>(sizeof(Acc)));
+// Columns of at most kFewRowsMax rows whose accumulator is wider than the input (float32 in
+// float64, 16-bit floats in float32) take blocks whose lanes hold at most kFewRowsLaneBytes (L1):
+// the lane array is then as many bytes as a row of the block or more, and in L2 it bounded the step
+// (5 alternating runs, 4 MiB a case, new / old time: float32 of 17-64 rows 0.56-0.78, bfloat16 of 17-25
+// rows 0.64-0.74; float64, whose lanes are the input's width, gained nothing and keeps kColBlock;
+// benchmarks/results/cpu/s59_small_columns/).
+constexpr int64_t kFewRowsMax = 64;
+constexpr int64_t kFewRowsLaneBytes = 16 << 10;
 
 // ---------------------------------------------------------------------------------------------
 // Conversions between the element, accumulator and output types.
@@ -129,12 +139,13 @@ void chunk_sums_base(const In* x, int64_t rows, int64_t n, Acc* out) {
 }
 
 // One chunk of nc columns at once: the column values x[r * ld + c] for r < rows (<= kChunk).
-// Row r goes to lane r % 16 of its column (lanes[(r % 16) * nc + c], zero on entry), then the lane
+// Row r goes to lane r % 16 of its column (lanes[(r % 16) * nc + c], zeroed first), then the lane
 // tree leaves each column's chunk sum in lanes[c]: the additions chunk_sum makes on the same
 // values as a row. Integer columns skip the lanes (any order): every row adds into lanes[c].
 template <class In, class Acc>
 void column_chunk_base(const In* x, int64_t rows, int64_t ld, int64_t nc, Acc* lanes) {
   constexpr int64_t L = kLaneRows<Acc>;
+  std::fill(lanes, lanes + L * nc, Acc(0));
   for (int64_t r = 0; r < rows; ++r) {
     Acc* acc = lanes + (r % L) * nc;
     const In* row = x + r * ld;
@@ -432,6 +443,58 @@ RK_AVX2 inline VecT<Acc> lane_tree_at(const Acc* lanes, int64_t nc, int k, int64
   }
 }
 
+// Columns of R <= 16 rows (float accumulators): lane k holds row k alone (+0.0 + row k), so each
+// column vector's lanes are read from x and its tree is evaluated in registers, with no lane array;
+// the lanes that hold no row (k >= R) are skipped. Skipping is exact: a lane starts at +0.0 and so
+// is never -0.0 (+0 + -0 is +0 in round-to-nearest, the FMA's exact add included), and y + (+0.0)
+// is y for every other y, NaN and infinities included, so every skipped addition is one of the full
+// tree's that changes nothing: the same bits. R is a template argument (few_rows_table), so the
+// tree's shape is fixed at compile time: with R a run-time value its 15 tests and the lanes' loops
+// ran in every column vector and held (8, 2^17) float32 at 3.6x torch's time. Through the lane array
+// (16 lanes zeroed, added into, then read by the tree, 32 / R passes over the lanes a row of input)
+// it took 7x.
+template <int R, int w, int k, class In, class Acc>
+RK_AVX2 inline VecT<Acc> few_rows_tree(const In* x, int64_t ld, int64_t c) {
+  if constexpr (w == kLanes) {
+    VecT<Acc> a;
+    vzero(a);
+    if constexpr (RK_FAULT_IS(CpuFewRowsLane) && k == 1) return a;  // planted: row 1 is not read
+    return vacc<In>(a, cvt_w(x + k * ld + c, kTag<Acc>));
+  } else {
+    VecT<Acc> a = few_rows_tree<R, 2 * w, k, In, Acc>(x, ld, c);
+    if constexpr (k + w < R) a = vadd(a, few_rows_tree<R, 2 * w, k + w, In, Acc>(x, ld, c));
+    return a;
+  }
+}
+
+// The chunk sums of nc columns of R rows into lanes[0, nc).
+template <int R, class In, class Acc>
+RK_AVX2 void few_rows_chunk(const In* x, int64_t ld, int64_t nc, Acc* lanes) {
+  constexpr int64_t W = Vec<Acc>::W;
+  int64_t c = 0;
+  for (; c + 2 * W <= nc; c += 2 * W) {  // two vectors' trees: independent chains
+    const VecT<Acc> a = few_rows_tree<R, 1, 0, In, Acc>(x, ld, c);
+    const VecT<Acc> b = few_rows_tree<R, 1, 0, In, Acc>(x, ld, c + W);
+    vstore(lanes + c, a);
+    vstore(lanes + c + W, b);
+  }
+  for (; c + W <= nc; c += W) vstore(lanes + c, few_rows_tree<R, 1, 0, In, Acc>(x, ld, c));
+  for (; c < nc; ++c) {  // the last columns: the baseline's lanes and tree
+    Acc lane[kLanes] = {};
+    for (int k = 0; k < R; ++k)
+      if (!(RK_FAULT_IS(CpuFewRowsLane) && k == 1)) lane[k] += to_acc<Acc>(x[k * ld + c]);
+    for (int w = kLanes / 2; w > 0; w /= 2)
+      for (int k = 0; k < w; ++k) lane[k] += lane[k + w];
+    lanes[c] = lane[0];
+  }
+}
+
+// few_rows_chunk<R> for R = 1 .. 16, indexed by R - 1.
+template <class In, class Acc, size_t... I>
+constexpr auto few_rows_table(std::index_sequence<I...>) {
+  return std::array<void (*)(const In*, int64_t, int64_t, Acc*), sizeof...(I)>{&few_rows_chunk<static_cast<int>(I) + 1, In, Acc>...};
+}
+
 // column_chunk_base, vectorized across columns. Groups of 4 x 16 rows (then 2 x 16) give lane k
 // its rows k, k + 16, k + 32, k + 48 in that order in one pass over the lane's accumulators
 // (integers, one lane: 4 or 2 consecutive rows); the remaining rows go one by one. When the block's
@@ -443,6 +506,13 @@ constexpr int64_t kPrefetchRowBytes = 512;
 template <class In, class Acc>
 RK_AVX2 void column_chunk_avx2(const In* x, int64_t rows, int64_t ld, int64_t nc, Acc* lanes) {
   constexpr int64_t L = kLaneRows<Acc>, W = Vec<Acc>::W;
+  if constexpr (!kIntAcc<Acc>) {
+    if (rows >= 1 && rows <= kLanes) {
+      static constexpr auto table = few_rows_table<In, Acc>(std::make_index_sequence<kLanes>{});
+      return table[static_cast<size_t>(rows - 1)](x, ld, nc, lanes);
+    }
+  }
+  std::fill(lanes, lanes + L * nc, Acc(0));
   const int64_t row_bytes = nc * static_cast<int64_t>(sizeof(In));
   const bool prefetch = row_bytes <= kPrefetchRowBytes;
   int64_t r = 0;
@@ -565,7 +635,12 @@ void columns(const In* x, int64_t B, int64_t R, int64_t C, Out* out) {
   const int64_t threads = at::get_num_threads();
   const int64_t share = (C * B * chunks + threads - 1) / threads;  // columns x (batch, chunk) pairs per thread
   const int64_t narrowest = kMinRowBytes / static_cast<int64_t>(sizeof(In));
-  const int64_t block = std::min(kColBlock<Acc>, std::max(narrowest, (share + 7) / 8 * 8));
+  // Few rows of a narrow input in a wider accumulator: blocks whose lanes fit L1 (kFewRowsLaneBytes).
+  const bool narrow = !kIntAcc<Acc> && sizeof(Acc) > sizeof(In) && R <= kFewRowsMax;
+  const int64_t lanes_used = std::min<int64_t>(kLaneRows<Acc>, R);
+  const int64_t widest = narrow ? std::max<int64_t>(64, kFewRowsLaneBytes / (lanes_used * static_cast<int64_t>(sizeof(Acc))) / 8 * 8)
+                                : kColBlock<Acc>;
+  const int64_t block = std::min(widest, std::max(std::min(widest, narrowest), (share + 7) / 8 * 8));
   const int64_t cblocks = (C + block - 1) / block;
   std::vector<Acc> part(chunks > 1 ? static_cast<size_t>(B * chunks * C) : 0);
   const int64_t tasks = B * chunks * cblocks;
@@ -577,7 +652,6 @@ void columns(const In* x, int64_t B, int64_t R, int64_t C, Out* out) {
       const int64_t cb = t % cblocks, ch = (t / cblocks) % chunks, b = t / (cblocks * chunks);
       const int64_t c0 = cb * block, nc = std::min(block, C - c0);
       const int64_t r0 = ch * kChunk, r1 = std::min(R, r0 + kChunk);
-      std::fill(lanes, lanes + kLaneRows<Acc> * nc, Acc(0));
       k.column_chunk(x + (b * R + r0) * C + c0, r1 - r0, C, nc, lanes);
       if (chunks == 1) {
         for (int64_t c = 0; c < nc; ++c) out[b * C + c0 + c] = from_acc<Out>(lanes[c]);

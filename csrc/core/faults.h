@@ -90,7 +90,7 @@ namespace rk {
   X(RowsStripeRoot, "rows_stripe_root", "engine rows on two stripes (lanes t and t + W a thread): the row's second half is dropped at the root combine") \
   X(CpuIntColumnsRow1, "cpu_int_columns_row1", "CPU amax/amin columns of bool and integers in AVX2 (whole columns, four vectors of a row at a time): the second row is not read") \
   X(CpuLseShortRows, "cpu_lse_short_rows", "CPU logsumexp rows of at most 8 lanes in AVX2 (several rows as the lanes of a block a lane, lse_short_rows): each row's last value is not read") \
-  X(CpuFewRowsLane, "cpu_few_rows_lane", "CPU sum's columns of at most 16 rows in AVX2 (a lane a row, stored, the empty lanes skipped: few_rows_chunk): row 1 is not read (its lane stays +0.0)")
+  X(CpuFewRowsLane, "cpu_few_rows_lane", "CPU sum's columns of at most 16 rows in AVX2 (each column vector's lanes read from the rows and its tree built in registers, the empty lanes skipped: few_rows_chunk): row 1 is not read (its lane stays +0.0)")
 
 enum class Fault : int {
 #define RK_FAULT_ENUM(id, name, what) id,

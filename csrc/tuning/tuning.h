@@ -248,6 +248,13 @@ inline constexpr int kRowsCoarsenThreadsPerSm = 1024;
 //   1.06, mean float64 93 lanes 1.03), gaining in others (mean float16 75 lanes 0.95, count_nonzero
 //   bfloat16 180 lanes 0.96): mixed, so only the batched operators stripe there, and only below
 //   3/4 busy.
+// Session 59: every figure above was measured against a one-lane kernel that the stripes' own
+// registers had slowed (they were compiled into it; now rows_kernel's kStriped instantiation).
+// Against the mended kernel (H200, the sweep's rows cases of seed 21, rule / none, one build;
+// benchmarks/results/h200/s59/run4_build_tests_stripes_ab/) the rule gives 0.998 in geometric mean;
+// its W <= 64 cases still gain (count_nonzero float64 of 38 lanes 0.79, argmax float32 of 25 lanes
+// 0.88), but its one W >= 128 case loses (argmax float64 of 146 lanes 1.08): that branch awaits a
+// refit (rows_fill at 65-146 lanes for argmax, var_mean and logsumexp).
 inline constexpr int kStripesThreadsPerSm = 2048;
 inline bool rows_stripes_pay(int64_t rows, int64_t lanes, int W, bool batched, int num_sms) {
   if (rows * (W / 2) < static_cast<int64_t>(num_sms) * kStripesThreadsPerSm) return false;

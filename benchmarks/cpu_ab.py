@@ -88,9 +88,10 @@ LSE_MID_CASES = [("logsumexp", "float64", (1 << 16, 33), [1], None), ("logsumexp
                  ("logsumexp", "float16", (1 << 15, 250), [1], None),
                  ("logsumexp", "float64", (1 << 16, 72), [1], None), ("logsumexp", "float32", (1 << 16, 144), [1], None)]
 
-# --cases small_columns (session 59): sum over dim 0 of R x C matrices of 1 to 64 rows (small_columns:
-# each column vector's lanes and tree in registers), 4 MiB each, and of 65 to 128 rows as controls
-# (the lane array, as before); the sweep's (25, 32, 4245) over 0 and (61, 9948) over 0 among them.
+# --cases small_columns (session 59): sum over dim 0 of R x C matrices, 4 MiB each: 1 to 16 rows
+# (dims_cpu.cpp's few_rows_chunk: each column vector's lanes read from the rows, the tree in
+# registers), 17 to 64 rows (the lane array in blocks that fit L1 where the accumulator is wider than
+# the input), 65 to 128 rows as controls (as before); the sweep's (25, 32, 4245) and (61, 9948) over 0.
 SMALL_COLUMN_CASES = []
 for _dt, _elem in (("float64", 8), ("float32", 4), ("bfloat16", 2)):
     for _R in (1, 2, 3, 5, 8, 12, 16, 17, 25, 33, 48, 64, 65, 96, 128):

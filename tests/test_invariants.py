@@ -290,8 +290,9 @@ for dt in ALL_DTYPES:
     # (9, 740), (13, 133), (6, 4245): the lanes a row leaves after its blocks of 8 (bfloat16 7 and a
     # partial one, float64 4; float64 a partial one only; float32 1 and a partial one), which the
     # sum-like operators take as one padded block from 3 lanes up, the 2-norm always (session 48)
-    # (1, 37) ... (64, 11) over 0: columns of at most 64 rows, whose sums read their lanes and build the
-    # tree in registers, the empty lanes skipped (session 59); (65, 9): the lane array
+    # (1, 37) ... (16, 45) over 0: columns of at most 16 rows, whose sums read their lanes from the rows
+    # and build the tree in registers, the empty lanes skipped (session 59); (17, 9) and (64, 11): the
+    # lane array in blocks that fit L1; (65, 9): the lane array in wide blocks
     for shape, dim in [((5, 70001), 1), ((70001, 5), 0), ((131077,), None), ((3, 33, 17), 1), ((2, 3, 65539), (0, 2)), ((37, 45), 1),
                        ((19, 64), 1), ((9, 740), 1), ((13, 133), 1), ((6, 4245), 1), ((1, 37), 0), ((5, 37), 0), ((16, 45), 0),
                        ((17, 9), 0), ((64, 11), 0), ((65, 9), 0)]:

@@ -290,12 +290,13 @@ for dt in ALL_DTYPES:
     # (9, 740), (13, 133), (6, 4245): the lanes a row leaves after its blocks of 8 (bfloat16 7 and a
     # partial one, float64 4; float64 a partial one only; float32 1 and a partial one), which the
     # sum-like operators take as one padded block from 3 lanes up, the 2-norm always (session 48)
-    # (1, 37) ... (16, 45) over 0: columns of at most 16 rows, whose sums read their lanes from the rows
-    # and build the tree in registers, the empty lanes skipped (session 59); (17, 9) and (64, 11): the
-    # lane array in blocks that fit L1; (65, 9): the lane array in wide blocks
+    # (5, 37), (16, 45) over 0: columns of at most 16 rows, whose sums read their lanes from the rows
+    # and build the tree in registers, the empty lanes skipped (session 59); (65537, 5): a last chunk
+    # of 1 row the same way ((1, 37) takes the size-1 copy); (17, 9), (64, 11), (65, 9): the lane
+    # array. (float64 sums take the operators' loops: one order on both builds.)
     for shape, dim in [((5, 70001), 1), ((70001, 5), 0), ((131077,), None), ((3, 33, 17), 1), ((2, 3, 65539), (0, 2)), ((37, 45), 1),
                        ((19, 64), 1), ((9, 740), 1), ((13, 133), 1), ((6, 4245), 1), ((1, 37), 0), ((5, 37), 0), ((16, 45), 0),
-                       ((17, 9), 0), ((64, 11), 0), ((65, 9), 0)]:
+                       ((65537, 5), 0), ((17, 9), 0), ((64, 11), 0), ((65, 9), 0)]:
         g = torch.Generator().manual_seed(7)
         x = torch.randn(shape, generator=g, dtype=torch.float64) * 3 + 0.5
         x = (x > 0) if dt == torch.bool else (x * 1e3).to(dt) if not dt.is_floating_point else x.to(dt)
@@ -317,16 +318,18 @@ for dt in ALL_DTYPES:
             out[f"{dt} wide logsumexp {d}"] = hashlib.sha1(reducekit.logsumexp(w.to(dt), d).contiguous().view(torch.uint8).numpy().tobytes()).hexdigest()
     if dt.is_floating_point:  # sum's columns of few rows: -0.0 everywhere, NaN, infinities, cancellations
         g = torch.Generator().manual_seed(10)
-        for R in (1, 3, 8, 16, 17, 40, 64):
-            c = torch.full((R, 21), -0.0, dtype=torch.float64)
+        # 22 columns: the last ones (float32's 2, the 16-bit floats' 6) take the scalar tail
+        for R in (3, 8, 16, 17, 40, 64):
+            c = torch.full((R, 22), -0.0, dtype=torch.float64)
             c[:, 1] = torch.arange(R, dtype=torch.float64) - R / 2
             c[R // 2, 2] = math.nan
             c[0, 3], c[R - 1, 4] = math.inf, -math.inf
             c[0, 5], c[R - 1, 5] = math.inf, -math.inf
             c[:, 6] = torch.tensor([(-1.0) ** i * 2.0 ** (i % 30) for i in range(R)], dtype=torch.float64)
             c[R - 1, 7] = 1.0
-            for j in range(8, 21):
+            for j in range(8, 20):
                 c[:, j] = torch.randn(R, generator=g, dtype=torch.float64) * 10 ** (j - 14)
+            c[0, 21], c[R // 2, 21] = math.inf, math.nan  # column 20 stays -0.0: both in the tail
             out[f"{dt} small columns {R}"] = hashlib.sha1(reducekit.sum(c.to(dt), 0).contiguous().view(torch.uint8).numpy().tobytes()).hexdigest()
     if dt.is_floating_point:  # the vector max's and min's rules: ties of -0 and +0 (either first), NaN, infinities
         G = 64 // torch.empty((), dtype=dt).element_size()  # values a lane: the first lane decides a tie (left kept)

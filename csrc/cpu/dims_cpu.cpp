@@ -77,12 +77,11 @@ template <class Acc>
 constexpr int64_t kLaneRows = kIntAcc<Acc> ? 1 : kLanes;
 template <class Acc>
 constexpr int64_t kColBlock = kLaneBytes / (kLaneRows<Acc> * static_cast<int64_t>(sizeof(Acc)));
-// Columns of at most kFewRowsMax rows whose accumulator is wider than the input (float32 in
-// float64, 16-bit floats in float32) take blocks whose lanes hold at most kFewRowsLaneBytes (L1):
-// the lane array is then as many bytes as a row of the block or more, and in L2 it bounded the step
-// (5 alternating runs, 4 MiB a case, new / old time: float32 of 17-64 rows 0.56-0.78, bfloat16 of 17-25
-// rows 0.64-0.74; float64, whose lanes are the input's width, gained nothing and keeps kColBlock;
-// benchmarks/results/cpu/s59_small_columns/).
+// Float columns of at most kFewRowsMax rows take blocks whose lanes hold at most kFewRowsLaneBytes
+// (L1). These kernels sum float32 in float64 and 16-bit floats in float32 (float64 sums take the
+// operators' loops: engine/op_desc.h, cpu_sum_kernels), so the lane array is twice a block's row or
+// more, and in L2 it bounded the step (5 alternating runs, 4 MiB a case, new / old time: float32 of
+// 17-64 rows 0.56-0.78, bfloat16 of 17-25 rows 0.64-0.74; benchmarks/results/cpu/s59_small_columns/).
 constexpr int64_t kFewRowsMax = 64;
 constexpr int64_t kFewRowsLaneBytes = 16 << 10;
 
@@ -635,8 +634,8 @@ void columns(const In* x, int64_t B, int64_t R, int64_t C, Out* out) {
   const int64_t threads = at::get_num_threads();
   const int64_t share = (C * B * chunks + threads - 1) / threads;  // columns x (batch, chunk) pairs per thread
   const int64_t narrowest = kMinRowBytes / static_cast<int64_t>(sizeof(In));
-  // Few rows of a narrow input in a wider accumulator: blocks whose lanes fit L1 (kFewRowsLaneBytes).
-  const bool narrow = !kIntAcc<Acc> && sizeof(Acc) > sizeof(In) && R <= kFewRowsMax;
+  // Float columns of few rows: blocks whose lanes fit L1 (kFewRowsLaneBytes).
+  const bool narrow = !kIntAcc<Acc> && R <= kFewRowsMax;
   const int64_t lanes_used = std::min<int64_t>(kLaneRows<Acc>, R);
   const int64_t widest = narrow ? std::max<int64_t>(64, kFewRowsLaneBytes / (lanes_used * static_cast<int64_t>(sizeof(Acc))) / 8 * 8)
                                 : kColBlock<Acc>;

@@ -115,6 +115,15 @@ inline Out from_acc(Acc v) {
 // ---------------------------------------------------------------------------------------------
 // Baseline kernels: plain C++, any CPU. Each is the reference for its AVX2 twin below.
 
+// The lane tree of one chunk: lane k += lane k + w for w = 8, 4, 2, 1; the chunk sum is left in
+// lane[0]. Every scalar form (the baseline, and the AVX2 kernels' last columns) runs this one.
+template <class Acc>
+inline Acc lane_tree(Acc (&lane)[kLanes]) {
+  for (int w = kLanes / 2; w > 0; w /= 2)
+    for (int k = 0; k < w; ++k) lane[k] += lane[k + w];
+  return lane[0];
+}
+
 // Lane sum of one chunk x[0, n), n <= kChunk: value i into lane i % 16, then the lane tree. The
 // values after the last whole group of 16 are the tail.
 template <class In, class Acc>
@@ -126,9 +135,7 @@ Acc chunk_sum_base(const In* x, int64_t n) {
     for (int k = 0; k < L; ++k) lane[k] += to_acc<Acc>(x[i + k]);
   if constexpr (!RK_FAULT_IS(CpuDropTail))  // planted: the tail (the last n mod 16 values) is dropped
     for (int k = 0; i + k < n; ++k) lane[k] += to_acc<Acc>(x[i + k]);
-  for (int w = L / 2; w > 0; w /= 2)
-    for (int k = 0; k < w; ++k) lane[k] += lane[k + w];
-  return lane[0];
+  return lane_tree(lane);
 }
 
 // out[r] = chunk sum of x[r * n, r * n + n) for r < rows (a batch of short rows, or of equal chunks).
@@ -482,9 +489,7 @@ RK_AVX2 void few_rows_chunk(const In* x, int64_t ld, int64_t nc, Acc* lanes) {
     Acc lane[kLanes] = {};
     for (int k = 0; k < R; ++k)
       if (!(RK_FAULT_IS(CpuFewRowsLane) && k == 1)) lane[k] += to_acc<Acc>(x[k * ld + c]);
-    for (int w = kLanes / 2; w > 0; w /= 2)
-      for (int k = 0; k < w; ++k) lane[k] += lane[k + w];
-    lanes[c] = lane[0];
+    lanes[c] = lane_tree(lane);
   }
 }
 
@@ -537,9 +542,7 @@ RK_AVX2 void column_chunk_avx2(const In* x, int64_t rows, int64_t ld, int64_t nc
     for (; c < nc; ++c) {
       Acc lane[kLanes];
       for (int k = 0; k < kLanes; ++k) lane[k] = lanes[k * nc + c];
-      for (int w = kLanes / 2; w > 0; w /= 2)
-        for (int k = 0; k < w; ++k) lane[k] += lane[k + w];
-      lanes[c] = lane[0];
+      lanes[c] = lane_tree(lane);
     }
   }
 }

@@ -489,7 +489,7 @@ __device__ __forceinline__ typename Op::Acc lane_reduce(const In* __restrict__ p
 
 // How a thread of the rows kernel walks its LPT lanes (each mode its own instantiation, so that
 // one mode's registers never cut another's occupancy):
-//   kUp = 1       one lane (LPT == 1); with kStriped, two lanes t and t + W (two stripes: LPT == 2);
+//   kUp = 1       one lane (LPT == 1); with kStriped, two lanes t and t + W (the shape's stripes == 2);
 //   kUp = 2 or 4  LPT == kUp lanes whose 16-byte loads are all issued before any is used (8 or 16
 //                 loads: the bytes in flight of a longer lane), merged pairwise in registers;
 //   kUp = 0       any LPT, one lane at a time through a register stack (held to 85 registers).
@@ -698,7 +698,7 @@ __device__ __forceinline__ void rows_store(const RowsPos& p, int64_t K, int W, i
 // power of two: an aligned subtree, merged in registers; kUp above). nseg == 1: block b holds rows
 // b*(256/W) ..., W threads per row, and writes out[row]. nseg > 1 (W == 256): block b holds
 // segment b % nseg of row b / nseg (256 * LPT lanes) and writes partials[row * nseg + segment].
-// kStriped (kUp == 1, nseg == 1, LPT == 2): two stripes, below. Its own instantiation: compiled
+// kStriped (kUp == 1, nseg == 1, the shape's stripes == 2): two stripes, below. Its own instantiation: compiled
 // into the one-lane kernel, the second stripe's state and tree cost that kernel registers on the
 // path of long and split rows (ptxas: the float32 Welford kernel's spill stack 88 -> 152 bytes at
 // its 48 registers; the H200 sweep's var_mean float32 (104, 1255, 1473) over (1, 2) 260 -> 455 us).
@@ -727,7 +727,7 @@ __global__ void __launch_bounds__(kThreads, kRowsMinBlocks<In, Op, kUp>)
   }
   const int64_t lanes = (L + G - 1) / G;
   Acc acc = Op::identity();
-  // kStriped (LPT == 2, nseg == 1): the row's lanes are pow2ceil(lanes) / 2 = W threads' two
+  // kStriped (nseg == 1): the row's lanes are pow2ceil(lanes) / 2 = W threads' two
   // halves, thread t holding lane t and lane t + W (acc2), so that no thread of a row of just over
   // a power of two lanes idles. Each half's tree runs over the W threads, and the root combines the
   // two halves in the row's first thread: the perfect tree's own combines, so the same bits.
@@ -1473,7 +1473,7 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
     }
   } else if (kind == StepKind::Rows) {
     auto go = [&](auto kernel) {
-      return launch_maybe_pdl(kernel, grid, block, stream, pdl, x, outer, extent, s.W, s.LPT == 1 ? s.stripes : s.LPT, s.nseg, out,
+      return launch_maybe_pdl(kernel, grid, block, stream, pdl, x, outer, extent, s.W, s.LPT, s.nseg, out,
                               partials, prm, fused);
     };
     if (fused.counters) {  // split rows finished by each row's last block (s.LPT == 1)

@@ -200,7 +200,16 @@ def test_values_against_float64(device, dtype, shape, dim):
     for o in (1, 2, 3, float("inf")):
         # (torch.linalg.vector_norm's own float64 ord-1 result is off by ~1e-14 relative here; sum is not)
         ref = xd.abs().amax(d) if o == float("inf") else xd.abs().pow(o).sum(d).pow(1.0 / o)
-        extra = ref.abs() * (2.0**-22 if o == 3 else 0)  # powf in float32
+        extra = 0.0
+        if o == 3 and dtype != torch.float64:
+            # Other p accumulate in the value type (float32 here, as torch: engine/op_impl.h), so the
+            # sum S of |x|^3 errs by at most depth float32 roundings of S (every term positive), and
+            # each term by CUDA's powf bound (4 ulp, 2^-21 relative); the norm S^(1/3) takes a third
+            # of S's relative error, and its own powf 2^-21 more. (The float64 bound above had
+            # covered this with 2^-22 relative, which CUDA exceeded on (2^20 + 3,), seed 318334175.)
+            extra = ref.abs() * ((depth * 2.0**-24 + 2.0**-21) / 3 + 2.0**-21)
+        elif o == 3:
+            extra = ref.abs() * 2.0**-50  # pow in float64: a few ulp a term and at the root
         close(reducekit.linalg.vector_norm(x, o, d), ref, ref, extra)
     ref = torch.logsumexp(xd, d)
     close(reducekit.logsumexp(x, d), ref, ref.abs() + 1, ref.abs() * 2.0**-21 + 2.0**-21)

@@ -6,7 +6,7 @@
 // hashes (the kernel's order does not depend on how a thread reads its rows). Not the benchmark of
 // record (benchmarks/sweep.py is, against torch): a quick A/B of two builds of the columns kernel,
 // without building the extension (about a minute to compile here).
-//   lab CASEFILE REPS [LPT LOADS]   CASEFILE lines: op dtype B R C   (the sweep's ops; dtypes bf16 f16 f32 f64 i32 i8)
+//   lab CASEFILE REPS [LPT LOADS [TX0 [SCALAR_LANES]]]   CASEFILE lines: op dtype B R C   (the sweep's ops; dtypes bf16 f16 f32 f64 i32 i8)
 #include "cuda/engine/family.cuh"
 #include <algorithm>
 #include <cstdio>
@@ -165,7 +165,7 @@ static void by_op(const std::string& op, const char* dt, int64_t B, int64_t R, i
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: lab CASEFILE REPS [LPT LOADS]\n");
+    fprintf(stderr, "usage: lab CASEFILE REPS [LPT LOADS [TX0 [SCALAR_LANES]]]\n");
     return 2;
   }
   FILE* f = fopen(argv[1], "r");
@@ -174,21 +174,29 @@ int main(int argc, char** argv) {
   TuningOverrides o{};
   if (argc > 3) o.columns_lanes = atoi(argv[3]);
   if (argc > 4) o.columns_loads = atoi(argv[4]);
+  if (argc > 5) o.columns_tx0 = atoi(argv[5]);  // threads of a row segment (0: the rule's 128 bytes)
+  if (argc > 6) o.columns_scalar_lanes = atoi(argv[6]);  // one column a thread: lanes in place of the table's, capped
   cudaDeviceProp p;
   CK(cudaGetDeviceProperties(&p, 0));
   const int cc = p.major * 10 + p.minor;
-  printf("%s, %d SMs; lanes override %d, loads override %d\n", p.name, p.multiProcessorCount, o.columns_lanes, o.columns_loads);
+  printf("%s, %d SMs; lanes override %d, loads override %d, tx0 override %d, scalar lanes override %d\n", p.name,
+         p.multiProcessorCount, o.columns_lanes, o.columns_loads, o.columns_tx0, o.columns_scalar_lanes);
   char op[32], dt[16];
   long long B, R, C;
   while (fscanf(f, "%31s %15s %lld %lld %lld", op, dt, &B, &R, &C) == 5) {
     const std::string d = dt;
-    if (d == "bf16") by_op<__nv_bfloat16>(op, dt, B, R, C, reps, o, p.multiProcessorCount, cc);
-    else if (d == "f16") by_op<__half>(op, dt, B, R, C, reps, o, p.multiProcessorCount, cc);
-    else if (d == "f32") by_op<float>(op, dt, B, R, C, reps, o, p.multiProcessorCount, cc);
-    else if (d == "f64") by_op<double>(op, dt, B, R, C, reps, o, p.multiProcessorCount, cc);
-    else if (d == "i32") by_op<int32_t>(op, dt, B, R, C, reps, o, p.multiProcessorCount, cc);
-    else if (d == "i8") by_op<int8_t>(op, dt, B, R, C, reps, o, p.multiProcessorCount, cc);
-    else fprintf(stderr, "unknown dtype %s\n", dt);
+    const int sms = p.multiProcessorCount;
+    // LAB_4BYTE: a build of the 4-byte dtypes alone (a third of the compile time and of the binary).
+#ifndef LAB_4BYTE
+    if (d == "bf16") by_op<__nv_bfloat16>(op, dt, B, R, C, reps, o, sms, cc);
+    else if (d == "f16") by_op<__half>(op, dt, B, R, C, reps, o, sms, cc);
+    else if (d == "f64") by_op<double>(op, dt, B, R, C, reps, o, sms, cc);
+    else if (d == "i8") by_op<int8_t>(op, dt, B, R, C, reps, o, sms, cc);
+    else
+#endif
+    if (d == "f32") by_op<float>(op, dt, B, R, C, reps, o, sms, cc);
+    else if (d == "i32") by_op<int32_t>(op, dt, B, R, C, reps, o, sms, cc);
+    else fprintf(stderr, "unknown dtype %s (a LAB_4BYTE build has f32 and i32 alone)\n", dt);
   }
   return 0;
 }

@@ -19,6 +19,7 @@ struct TuningOverrides {
   int columns_lanes = 0;  // columns kernel: lanes per thread, 1, 2, 4 or 8 (benchmarks/tune_dims.py)
   int columns_pack = 0;   // columns kernel: batches per block, a power of two (tests: the bits do not depend on it)
   int columns_loads = 0;  // columns kernel: 1 vectors (realigned where rows are misaligned), 2 one column a thread (tests, benchmarks/tune_columns.py)
+  int columns_scalar_lanes = 0;  // columns kernel, one column a thread: lanes a thread in place of kColumnsScalarTable's, the shape rule's cap kept (benchmarks/columns_lab)
   int no_gather = 0;      // 1: a plan of several steps is copied (as_rows) instead of gathered (tests: the same bits)
   int fused_finish = 0;   // -1: split rows and columns always finish in a second launch (tests and benchmarks: the same bits)
   int fused_row_blocks = 0;  // the most blocks of a rows step that finish in their last block (0: kFusedRowBlocks; benchmarks/fused_pair.py)

@@ -75,7 +75,8 @@ Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, bool aligned, boo
   {
     const int64_t wave = static_cast<int64_t>(std::max(num_sms, 1)) * kColumnsCoarsenThreadsPerSm;
     const int64_t cap = ceil_pow2(std::max<int64_t>(1, cv * lanes * B / wave));
-    const int lpt = V == 1 && row ? row->scalar_lanes : dims_columns_lanes_per_thread(elem);
+    const int lpt = V == 1 && row ? (o.columns_scalar_lanes > 0 ? o.columns_scalar_lanes : row->scalar_lanes)
+                                  : dims_columns_lanes_per_thread(elem);
     // Never more lanes than the column has (rounded up to a power of two): a thread looping over
     // empty lanes still walks its merge stack in local memory (one column a thread with 4 lanes on
     // a one-lane R: 1.16-1.27x the single lane's time, benchmarks/columns_lab, session 43).

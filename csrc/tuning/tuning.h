@@ -284,6 +284,15 @@ inline constexpr int kColumnsSpreadBlocksPerSm = 2;
 // and the regret against the fastest of the four.
 // The previous table (session 39, benchmarks/tune_columns.py, fitted with one lane a one-column
 // thread) had no 1-byte aligned row and no 4- or 8-byte batched rows.
+// Session 60 (H200, the same lab, `measured` after the semicolon): the 4-byte non-batched rows take 2
+// lanes, not the H100's 1. On the H200 one lane of 16 rows a thread left large one-batch columns at
+// 1.3-1.6x a read of their bytes (ncu, sum float32 R=1795 C=41070: about 315 warp instructions a
+// warp's 16 rows of 32 columns, DRAM 64% busy): the block's place, tree, partials and finish cost
+// more than its loads. Measured on the 91 float32 and int32 non-batched cases of sweep_cases.txt,
+// the table at 1, 2 and 4 lanes, each twice, interleaved (benchmarks/results/h200/s60/
+// lab4_scalar_lanes/, columns_lab/repeat_ab.py); 65 cases change shape (the cap keeps the rest at one
+// lane): 0.957 at 2 lanes. 4 lanes gave 0.953 but lost up to 1.10 on narrow columns (mean float32
+// (349, 3825, 15) over dim 1, 1.10 in both repeats).
 struct ColumnsScalarRow {
   int elem_bytes;
   bool aligned;
@@ -302,9 +311,11 @@ inline constexpr ColumnsScalarRow kColumnsScalarTable[] = {
     {2, false, true, 16384, 4, "73 cases: 0.78 (vectors alone 2.14), regret 1.037"},
     {2, true, false, 128, 4, "21 cases: 0.92 (vectors alone 0.93), regret 1.042"},
     {2, true, true, 16384, 4, "19 cases: 0.75 (vectors alone 1.03), regret 1.078"},
-    {4, false, false, 32768, 1, "66 cases: 0.90 (vectors alone 1.10), regret 1.031"},
+    {4, false, false, 32768, 2, "66 cases: 0.90 (vectors alone 1.10), regret 1.031; 2 lanes / 1, H200: from 40 us 25 cases "
+                                "0.932 (0.72-1.01), under 40 us 25 cases 0.983 (0.87-1.09)"},
     {4, false, true, 32768, 4, "33 cases: 0.92 (vectors alone 1.41), regret 1.039"},
-    {4, true, false, 32768, 1, "25 cases: 0.91 (vectors alone 0.96), regret 1.029"},
+    {4, true, false, 32768, 2, "25 cases: 0.91 (vectors alone 0.96), regret 1.029; 2 lanes / 1, H200: from 40 us 7 cases "
+                               "0.914 (0.80-0.98), under 40 us 8 cases 0.995 (0.89-1.07)"},
     {4, true, true, 32768, 4, "21 cases: 0.90 (vectors alone 1.03), regret 1.061"},
     {8, false, false, kAlways, 1, "24 cases: 0.95 (vectors alone 1.01), regret 1.033"},
     {8, false, true, kAlways, 4, "17 cases: 0.97 (vectors alone 1.16), regret 1.027"},

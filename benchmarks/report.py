@@ -738,22 +738,26 @@ def rows_fill_block(endings: list, sweep_ab: tuple | None, small: dict | None) -
 STRIPES_FILL = "benchmarks/results/h200/s55/run3_rule/rows_fill/rows_fill.json"
 STRIPES_SWEEP = ("benchmarks/results/h200/s55/run3_rule/sweep_seed55_stripes_m0/sweep_cuda.json",
                  "benchmarks/results/h200/s55/run3_rule/sweep_seed55_stripes_m-1/sweep_cuda.json")
+# The refit of rows of more than 64 threads (session 60): the batched operators' rows at 65-180 lanes,
+# 256 MiB, with session 59's rule (which striped all of them) and with one lane a thread, one build.
+STRIPES_REFIT_FILL = "benchmarks/results/h200/s60/run_b_build_tests_sweep_rows_fill/rows_fill/rows_fill.json"
 
 
-def stripes_block(fill: dict | None, sweep_ab: tuple | None) -> str:
+def stripes_block(fill: dict | None, sweep_ab: tuple | None, fill_path: str = STRIPES_FILL,
+                  sweep_paths: tuple = STRIPES_SWEEP, rule: str = "the rule") -> str:
     """fill: rows_fill.py --old-too --old-stripes (`us` with the rule, `old_us` one lane a thread);
     sweep_ab: the sweep's rows cases with the rule (_rows_stripes(0)) and without stripes (-1)."""
     if fill is None:
-        return f"(no result file yet: `{STRIPES_FILL}`)"
+        return f"(no result file yet: `{fill_path}`)"
     gm = _bench_script("sweep").geomean
     env = fill["env"]
     lanes = sorted({r["lanes"] for r in fill["rows"]})
     same = all(r["same_bits"] for r in fill["rows"])
     tail = "one value" if fill["tail"] < 0 else f"{fill['tail']} bytes"
     lines = [para(f"{env.get('gpu', '?')}, {env.get('date', '?')}, torch {env.get('torch', '?')}; rows {tail} short of whole lanes "
-                  f"of 64 bytes, about {fill['mib']:g} MiB each, over dim 1, graph timing, cold L2; time with the rule / time with one "
+                  f"of 64 bytes, about {fill['mib']:g} MiB each, over dim 1, graph timing, cold L2; time with {rule} / time with one "
                   f"lane a thread, in one build (bits {'the same in every case' if same else 'DIFFERENT in some case'}); generated "
-                  f"from `{STRIPES_FILL}`."), "",
+                  f"from `{fill_path}`."), "",
              "| op | dtype | " + " | ".join(f"{n} lanes" for n in lanes) + " |", "|---|---|" + "---:|" * len(lanes)]
     cases = {}
     for r in fill["rows"]:
@@ -767,8 +771,8 @@ def stripes_block(fill: dict | None, sweep_ab: tuple | None) -> str:
         moved = sorted((p for p in pairs if abs(p[1] - 1) > 0.03), key=lambda p: p[1])
         lines += ["", para(f"The random-shape sweep's one-step rows cases of another draw ({len(pairs)} of seed "
                            f"{sweep_ab[0]['seed']}'s 400; {sweep_ab[0]['device_name']}, {sweep_ab[0]['date']}), our graph time with "
-                           f"the rule / without stripes, two runs on one machine; generated from `{STRIPES_SWEEP[0]}` and "
-                           f"`{STRIPES_SWEEP[1]}`: geometric mean {gm([x for _, x in pairs]):.3f}; the cases that moved by more "
+                           f"the rule / without stripes, two runs on one machine; generated from `{sweep_paths[0]}` and "
+                           f"`{sweep_paths[1]}`: geometric mean {gm([x for _, x in pairs]):.3f}; the cases that moved by more "
                            f"than 3%:"), "", "| op | dtype | shape | dims | MiB | rule / no stripes |", "|---|---|---|---|---:|---:|"]
         for r, x in moved:
             lines.append(f"| {r['op']} | {r['dtype']} | {tuple(r['shape'])} | {r['dims']} | {r['bytes'] / 2**20:.0f} | {x:.2f} |")
@@ -839,6 +843,8 @@ def blocks(root: str = ROOT) -> dict[str, str]:
         "distributed": distributed_block(load(DIST_WORLD2), DIST_WORLD2),
         "exact_families": exact_families_block(load(EXACT_FAMILIES), EXACT_FAMILIES, [(load(p), p) for p in EXACT_FAMILIES_BEFORE]),
         "stripes": stripes_block(load(STRIPES_FILL), tuple(load(p) for p in STRIPES_SWEEP)),
+        "stripes_refit": stripes_block(load(STRIPES_REFIT_FILL), None, STRIPES_REFIT_FILL,
+                                       rule="session 59's rule (two stripes in every case here)"),
         "sweep": sweep_block(load(SWEEP), load(SWEEP_BEFORE), load(SWEEP_CPU), load(SWEEP_CPU_BEFORE), load(SWEEP_LATER),
                              load(SWEEP_LATER_BEFORE)),
         "misaligned": misaligned_block(load(MISALIGNED), MISALIGNED),

@@ -254,12 +254,18 @@ inline constexpr int kRowsCoarsenThreadsPerSm = 1024;
 // Against the mended kernel (H200, the sweep's rows cases of seed 21, rule / none, one build;
 // benchmarks/results/h200/s59/run4_build_tests_stripes_ab/) the rule gives 0.998 in geometric mean;
 // its W <= 64 cases still gain (count_nonzero float64 of 38 lanes 0.79, argmax float32 of 25 lanes
-// 0.88), but its one W >= 128 case loses (argmax float64 of 146 lanes 1.08): that branch awaits a
-// refit (rows_fill at 65-146 lanes for argmax, var_mean and logsumexp).
+// 0.88), but its one W >= 128 case loses (argmax float64 of 146 lanes 1.08).
+// Session 60 refit the W >= 128 branch (H200, rows_fill.py --old-stripes: 256 MiB of rows one value
+// short of 65, 75, 96, 129, 136, 146 and 180 lanes, the rule, which striped all of them, against one
+// lane a thread, same run; benchmarks/results/h200/s60/run_b_build_tests_sweep_rows_fill/rows_fill/):
+// argmax float32 gained at every length (0.85-0.97), argmax float64 lost (1.01-1.10), var_mean
+// float32 lost 1.18-1.35 and logsumexp float32 1.04-1.18 (the float64 Welford and logsumexp and the
+// 16-bit operators take two lanes a thread there, so never stripe). So above 64 threads only argmax
+// and argmin (`select`) on 4-byte values stripe; 1-byte argmax, unmeasured, does not.
 inline constexpr int kStripesThreadsPerSm = 2048;
-inline bool rows_stripes_pay(int64_t rows, int64_t lanes, int W, bool batched, int num_sms) {
+inline bool rows_stripes_pay(int64_t rows, int64_t lanes, int W, int elem_bytes, bool select, int num_sms) {
   if (rows * (W / 2) < static_cast<int64_t>(num_sms) * kStripesThreadsPerSm) return false;
-  return W <= 64 ? lanes * 8 <= int64_t{W} * 7 : batched && lanes * 4 <= int64_t{W} * 3;
+  return W <= 64 ? lanes * 8 <= int64_t{W} * 7 : select && elem_bytes == 4 && lanes * 4 <= int64_t{W} * 3;
 }
 inline constexpr int kColumnsCoarsenThreadsPerSm = 512;
 // The columns kernel's blocks per SM below which its shape rule makes smaller blocks (more of them)

@@ -59,6 +59,10 @@ template <class Op>
 struct LaneCutFree : std::bool_constant<!Op::kBatched> {};
 template <class T, bool kMax>
 struct LaneCutFree<red::ArgExt<T, kMax>> : std::true_type {};
+// argmax and argmin: the batched operators whose merge is a compare and select (the rows' stripes
+// rule, tuning.h's rows_stripes_pay, tells them from Welford and logsumexp).
+template <class Op>
+inline constexpr bool kSelectOp = Op::kBatched && LaneCutFree<Op>::value;
 
 // How a columns-kernel thread reads its columns (a property of the launch, one kernel each):
 //  - Vectors: 16/sizeof(In) columns a thread, 16-byte loads; every row's vector is aligned (x
@@ -1343,8 +1347,9 @@ struct Shape {
 // aligned (columns): every row's 16-byte vectors are aligned (columns_aligned); batched: the
 // operator reduces a lane's batches by its lane function (Op::kBatched: Welford, logsumexp).
 Shape rows_shape(int64_t K, int64_t L, int elem, int rows_lpt, int num_sms, const TuningOverrides& o);
-// A Rows step's shape: rows_shape's, with two stripes where they pay (batched: Op::kBatched).
-Shape rows_step_shape(int64_t K, int64_t L, int elem, int rows_lpt, bool batched, int num_sms, const TuningOverrides& o);
+// A Rows step's shape: rows_shape's, with two stripes where they pay (select: argmax and argmin,
+// kSelectOp).
+Shape rows_step_shape(int64_t K, int64_t L, int elem, int rows_lpt, bool select, int num_sms, const TuningOverrides& o);
 Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, bool aligned, bool batched, int num_sms, const TuningOverrides& o);
 Shape finish_shape(int64_t nout, int64_t P, int64_t* g);
 
@@ -1365,9 +1370,9 @@ inline bool gather_aligned(const void* x, const Gather& g, int elem) {
 // A Gather step's shape is a rows step's (K rows of N: one lane a thread) or, in its columns form
 // (g.columns), a columns step's (outer = B batches of extent = N rows of inner = C columns).
 inline Shape step_shape(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, const void* x, bool batched,
-                        int num_sms, int rows_lpt, const TuningOverrides& o, const Gather& g) {
+                        bool select, int num_sms, int rows_lpt, const TuningOverrides& o, const Gather& g) {
   switch (kind) {  // every kind named (-Werror=switch)
-    case StepKind::Rows: return rows_step_shape(outer, extent, elem, rows_lpt, batched, num_sms, o);
+    case StepKind::Rows: return rows_step_shape(outer, extent, elem, rows_lpt, select, num_sms, o);
     case StepKind::Columns: return columns_shape(outer, extent, inner, elem, columns_aligned(x, inner, elem), batched, num_sms, o);
     case StepKind::Gather:
       return g.columns ? columns_shape(outer, extent, inner, elem, gather_aligned(x, g, elem), batched, num_sms, o)
@@ -1383,7 +1388,8 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
                      void* workspace, const red::Params& prm, cudaStream_t stream, int cc, int num_sms, bool pdl_first,
                      int rows_lpt, unsigned int* counters, const TuningOverrides& o) {
   using Acc = typename Op::Acc;
-  const Shape s = step_shape(kind, outer, extent, inner, static_cast<int>(sizeof(In)), x, Op::kBatched, num_sms, rows_lpt, o, gather);
+  const Shape s = step_shape(kind, outer, extent, inner, static_cast<int>(sizeof(In)), x, Op::kBatched, kSelectOp<Op>, num_sms, rows_lpt,
+                             o, gather);
   const int64_t nout = kind == StepKind::Rows ? outer : outer * inner;  // Gather's rows form has inner 1
   Acc* partials = s.partials ? static_cast<Acc*>(workspace) : nullptr;
   if (s.partials && !partials) return cudaErrorInvalidValue;
@@ -1524,7 +1530,7 @@ template <class Op>
 size_t step_workspace(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, const void* x, int num_sms,
                       int rows_lpt, const TuningOverrides& o, const Gather& gather) {
   using Acc = typename Op::Acc;
-  const Shape s = step_shape(kind, outer, extent, inner, elem, x, Op::kBatched, num_sms, rows_lpt, o, gather);
+  const Shape s = step_shape(kind, outer, extent, inner, elem, x, Op::kBatched, kSelectOp<Op>, num_sms, rows_lpt, o, gather);
   if (!s.partials) return 0;
   const int64_t nout = kind == StepKind::Rows ? outer : outer * inner;
   const int64_t groups = nout == 1 && s.partials > kSplitFinishPartials ? (s.partials + kThreads - 1) / kThreads : 0;

@@ -35,7 +35,7 @@ Shape rows_shape(int64_t K, int64_t L, int elem, int rows_lpt, int num_sms, cons
   return s;
 }
 
-Shape rows_step_shape(int64_t K, int64_t L, int elem, int rows_lpt, bool batched, int num_sms, const TuningOverrides& o) {
+Shape rows_step_shape(int64_t K, int64_t L, int elem, int rows_lpt, bool select, int num_sms, const TuningOverrides& o) {
   Shape s = rows_shape(K, L, elem, rows_lpt, num_sms, o);
   // Two stripes: a row of one lane a thread whose W threads leave some idle (lanes just over a
   // power of two) runs on W / 2 threads, thread t taking lanes t and t + W / 2 (rows_kernel's
@@ -44,7 +44,7 @@ Shape rows_step_shape(int64_t K, int64_t L, int elem, int rows_lpt, bool batched
   // thread. o.rows_stripes: -1 never, 1 wherever a row takes one lane a thread on 2 or more threads.
   if (s.nseg != 1 || s.LPT != 1 || s.W < 2 || o.rows_stripes < 0) return s;
   const int64_t lanes = (L + lane_elems(elem) - 1) / lane_elems(elem);
-  if (o.rows_stripes > 0 || rows_stripes_pay(K, lanes, s.W, batched, num_sms)) {
+  if (o.rows_stripes > 0 || rows_stripes_pay(K, lanes, s.W, elem, select, num_sms)) {
     s.W /= 2;
     s.stripes = 2;
     s.blocks = (K + kThreads / s.W - 1) / (kThreads / s.W);

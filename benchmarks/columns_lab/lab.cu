@@ -5,7 +5,7 @@
 // the same bytes, and prints an FNV hash of each case's output bits: two builds must print the same
 // hashes (the kernel's order does not depend on how a thread reads its rows). Not the benchmark of
 // record (benchmarks/sweep.py is, against torch): a quick A/B of two builds of the columns kernel,
-// without building the extension (about a minute to compile here).
+// without building the extension (build.sh compiles it here: minutes, not the extension's build).
 //   lab CASEFILE REPS [LPT LOADS [TX0 [SCALAR_LANES]]]   CASEFILE lines: op dtype B R C   (the sweep's ops; dtypes bf16 f16 f32 f64 i32 i8)
 #include "cuda/engine/family.cuh"
 #include <algorithm>

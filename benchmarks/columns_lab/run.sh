@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the device (carry benchmarks/columns_lab/bin): the lab's timings, old build against new, on
-# LAB_CASES (default cases.txt); LAB_VARIANTS: ';'-separated "LPT LOADS [TX0]" overrides tried with the
+# LAB_CASES (default cases.txt); LAB_VARIANTS: ';'-separated "LPT LOADS [TX0 [SCALAR_LANES]]" overrides tried with the
 # new build too (e.g. "4 2;8 2": 4 and 8 lanes a thread, one column a thread). Writes $OUT/lab.txt.
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/out}

@@ -261,7 +261,8 @@ inline constexpr int kRowsCoarsenThreadsPerSm = 1024;
 // argmax float32 gained at every length (0.85-0.97), argmax float64 lost (1.01-1.10), var_mean
 // float32 lost 1.18-1.35 and logsumexp float32 1.04-1.18 (the float64 Welford and logsumexp and the
 // 16-bit operators take two lanes a thread there, so never stripe). So above 64 threads only argmax
-// and argmin (`select`) on 4-byte values stripe; 1-byte argmax, unmeasured, does not.
+// and argmin (`select`) on 4-byte values stripe (int32 with float32, unmeasured); 1-byte argmax,
+// unmeasured, does not.
 inline constexpr int kStripesThreadsPerSm = 2048;
 inline bool rows_stripes_pay(int64_t rows, int64_t lanes, int W, int elem_bytes, bool select, int num_sms) {
   if (rows * (W / 2) < static_cast<int64_t>(num_sms) * kStripesThreadsPerSm) return false;
@@ -293,7 +294,7 @@ inline constexpr int kColumnsSpreadBlocksPerSm = 2;
 // Session 60 (H200, the same lab, `measured` after the semicolon): the 4-byte non-batched rows take 2
 // lanes, not the H100's 1. On the H200 one lane of 16 rows a thread left large one-batch columns at
 // 1.3-1.6x a read of their bytes (ncu, sum float32 R=1795 C=41070: about 315 warp instructions a
-// warp's 16 rows of 32 columns, DRAM 64% busy): the block's place, tree, partials and finish cost
+// warp's 16 rows of 32 columns, DRAM 65% busy): the block's place, tree, partials and finish cost
 // more than its loads. Measured on the 91 float32 and int32 non-batched cases of sweep_cases.txt,
 // the table at 1, 2 and 4 lanes, each twice, interleaved (benchmarks/results/h200/s60/
 // lab4_scalar_lanes/, columns_lab/repeat_ab.py); 65 cases change shape (the cap keeps the rest at one

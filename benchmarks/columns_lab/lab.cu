@@ -7,6 +7,8 @@
 // record (benchmarks/sweep.py is, against torch): a quick A/B of two builds of the columns kernel,
 // without building the extension (build.sh compiles it here: minutes, not the extension's build).
 //   lab CASEFILE REPS [LPT LOADS [TX0 [SCALAR_LANES]]]   CASEFILE lines: op dtype B R C   (the sweep's ops; dtypes bf16 f16 f32 f64 i32 i8)
+// LAB_KIND=rows: the rows step instead (lines op dtype K L 1: K rows of L values), shaped by the
+// extension's rules unless LAB_ROWS_LANES / LAB_ROWS_STRIPES / LAB_ROWS_SELECT force it.
 #include "cuda/engine/family.cuh"
 #include <algorithm>
 #include <cstdio>
@@ -83,19 +85,29 @@ static void run_case(const char* op, const char* dt, int64_t B, int64_t R, int64
   CK(cudaMalloc(&o0, nout * sizeof(Out0)));
   CK(cudaMalloc(&o1, nout * sizeof(Out1)));
   const Gather g{};
-  const size_t ws = eng::step_workspace<Op>(StepKind::Columns, B, R, C, sizeof(In), bufs[0], sms, 1, o, g);
+  // LAB_KIND=rows: B rows of R values (C must be 1), the rows step with the extension's lanes rule
+  // (family.cuh's run), in place of the columns step.
+  const bool rows = getenv("LAB_KIND") && !strcmp(getenv("LAB_KIND"), "rows");
+  const StepKind kind = rows ? StepKind::Rows : StepKind::Columns;
+  const int rows_lpt = !rows ? 1
+                       : eng::IsPlainSum<Op>::value ? 0
+                       : Op::kBatched ? ops_rows_lanes_per_thread(static_cast<int>(sizeof(In)), fam::IsSelect<Op>::value, fam::IsWelford<Op>::value,
+                                                                  (R + 64 / static_cast<int64_t>(sizeof(In)) - 1) / (64 / static_cast<int64_t>(sizeof(In))))
+                                      : 1;
+  const size_t ws = eng::step_workspace<Op>(kind, B, R, C, sizeof(In), bufs[0], sms, rows_lpt, o, g);
   void* w = nullptr;
   if (ws) CK(cudaMalloc(&w, ws));
   unsigned* sink;
   CK(cudaMalloc(&sink, 4));
   red::Params prm;
   prm.n = R;
+  if (rows) prm.short_vectors = fam::rows_short_vectors<In, Op>(o, R);
   cudaStream_t st;
   CK(cudaStreamCreate(&st));
-  const eng::Shape s = eng::columns_shape(B, R, C, sizeof(In), eng::columns_aligned(bufs[0], C, sizeof(In)), Op::kBatched, sms, o);
+  const eng::Shape s = eng::step_shape<Op>(kind, B, R, C, sizeof(In), bufs[0], sms, rows_lpt, o, g);
   auto call = [&](int k) {
-    CK((eng::run_step<In, Op, Out0, Out1>(StepKind::Columns, B, R, C, g, bufs[k], eng::Outs<Out0, Out1>{o0, o1}, w, prm, st,
-                                          cc, sms, false, 1, nullptr, o)));
+    CK((eng::run_step<In, Op, Out0, Out1>(kind, B, R, C, g, bufs[k], eng::Outs<Out0, Out1>{o0, o1}, w, prm, st,
+                                          cc, sms, false, rows_lpt, nullptr, o)));
   };
   CK(cudaMemset(o0, 0xA5, nout * sizeof(Out0)));
   call(0);
@@ -130,6 +142,11 @@ static void run_case(const char* op, const char* dt, int64_t B, int64_t R, int64
     if (r >= 3) tk.push_back(ms);
   }
   const double km = median(tk) * 1e3, rm = median(tr) * 1e3;
+  if (rows)  // the rows shape: W threads a row, LPT lanes a thread, stripes, nseg blocks a row
+    printf("%-13s %-5s B=%-7lld R=%-7lld C=%-7lld rows W=%-3d LPT=%-2d stripes=%d nseg=%-5lld%s blocks=%-7lld  %9.1f us  read %8.1f us  x%5.2f  hash %016llx\n",
+           op, dt, (long long)B, (long long)R, (long long)C, s.W, s.LPT, s.stripes, (long long)s.nseg, s.select_rows ? " sel" : "", (long long)s.blocks, km, rm,
+           km / rm, (unsigned long long)hash);
+  else
   printf("%-13s %-5s B=%-7lld R=%-7lld C=%-7lld %s TX=%-3d TY=%-3d TB=%-3d LPT=%-2d tiles_y=%-5lld blocks=%-7lld  %9.1f us  read %8.1f us  x%5.2f  hash %016llx\n",
          op, dt, (long long)B, (long long)R, (long long)C,
          s.loads == eng::ColumnLoads::Scalar ? "scal" : s.loads == eng::ColumnLoads::Realigned ? "real" : "vec ", s.TX, s.TY, s.TB, s.LPT,
@@ -176,6 +193,11 @@ int main(int argc, char** argv) {
   if (argc > 4) o.columns_loads = atoi(argv[4]);
   if (argc > 5) o.columns_tx0 = atoi(argv[5]);  // threads of a row segment (0: the rule's 128 bytes)
   if (argc > 6) o.columns_scalar_lanes = atoi(argv[6]);  // one column a thread: lanes in place of the table's, capped
+  // LAB_KIND=rows: LAB_ROWS_LANES (lanes a thread, TuningOverrides::rows_lanes) and LAB_ROWS_STRIPES
+  // (-1 one lane, 1 two stripes wherever possible) force the rows shape.
+  if (getenv("LAB_ROWS_LANES")) o.rows_lanes = atoi(getenv("LAB_ROWS_LANES"));
+  if (getenv("LAB_ROWS_STRIPES")) o.rows_stripes = atoi(getenv("LAB_ROWS_STRIPES"));
+  if (getenv("LAB_ROWS_SELECT")) o.rows_select = atoi(getenv("LAB_ROWS_SELECT"));  // argmax / argmin: -1 the tree kernels, 1 the strided warp form
   cudaDeviceProp p;
   CK(cudaGetDeviceProperties(&p, 0));
   const int cc = p.major * 10 + p.minor;

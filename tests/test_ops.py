@@ -210,7 +210,7 @@ def test_values_against_float64(device, dtype, shape, dim):
             # more, one-sided. (The float64 bound above had covered all this with 2^-22 relative,
             # which CUDA exceeded on (2^20 + 3,), seed 318334175.)
             third = torch.tensor(1.0 / 3, dtype=torch.float32).item()
-            log_s = xd.abs().pow(3).sum(d).log().abs()
+            log_s = (3 * ref.log()).abs()  # |ln S|, S = ref^3
             extra = ref.abs() * ((depth * 2.0**-24 + 2.0**-23) / 3 + 2.0**-21 + abs(third - 1.0 / 3) * log_s)
         elif o == 3:
             extra = ref.abs() * 2.0**-50  # pow in float64: a few ulp a term and at the root
@@ -425,6 +425,63 @@ def test_stripes_keep_the_specials(op, dtype):
                         assert torch.equal(forced[0], want), f"{op} {dtype} rows of {L} values with specials against torch"
     finally:
         reducekit._C._rows_stripes(0)
+
+
+# Rows of argmax and argmin by the strided warp form: 1 to 4 lanes a thread on W <= 32 threads (up to
+# 600 lanes: 19 a thread), whole pairs of lanes and the single lanes after them, short last lanes.
+SELECT_LANES = [1, 2, 3, 5, 8, 9, 17, 33, 65, 129, 146, 256, 300, 600]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int32, torch.int64,
+                                   torch.int16, torch.int8], ids=str)
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_select_rows_keep_the_bits(op, dtype):
+    """argmax and argmin rows by the strided warp form (the _rows_select hook: 1 forced, 0 the rule,
+    -1 the tree kernels) give the tree kernels' index and torch's, on rows whose extreme is tied
+    across lanes that one thread visits in turn (lane l and l + W), NaN (the first wins), +-inf,
+    rows of +0.0 and -0.0 (equal: the first wins), misaligned rows and a view one row in. int8 has
+    no strided form (2-, 4- and 8-byte values): its modes must agree too."""
+    f = getattr(reducekit, op)
+    item = torch.empty((), dtype=dtype).element_size()
+    E = 64 // item  # values a lane
+    fl = dtype.is_floating_point
+    try:
+        for lanes in SELECT_LANES:
+            W = 1
+            while W < 32 and W * 4 < lanes:
+                W *= 2
+            for short_bytes in (0, item):
+                x = _lane_rows(12, lanes, short_bytes, dtype, "select", 13)
+                L = x.shape[1]
+                far = min((W + 1) * E + 3, L - 1)  # lane W + 1: thread 1's second lane
+                near = min(E + 5, L - 1)  # lane 1: thread 1's first lane
+                big = 1e4 if fl else 127
+                for r in range(x.shape[0]):
+                    kind = r % 6
+                    if kind == 0:  # tied extremes in lanes one thread visits in turn
+                        x[r, near], x[r, far] = -big if op == "argmin" else big, -big if op == "argmin" else big
+                    elif kind == 1 and fl:
+                        x[r, far], x[r, L - 1] = math.nan, math.nan
+                        if near < far:
+                            x[r, near] = math.nan
+                    elif kind == 2 and fl:
+                        x[r, far], x[r, 0] = math.inf, -math.inf
+                    elif kind == 3 and fl:
+                        x[r] = -0.0
+                        x[r, far] = 0.0
+                    elif kind == 4:
+                        x[r, L - 1] = -big if op == "argmin" else big  # the short lane's last value
+                for t in (x, x[1:]):  # x[1:] starts L values in: misaligned when the rows are
+                    got = {}
+                    for mode in (1, 0, -1):
+                        reducekit._C._rows_select(mode)
+                        got[mode] = f(t, 1)
+                    for mode in (1, 0):
+                        assert same_bits(got[mode], got[-1]), f"{op} {dtype} rows of {L} values: mode {mode} against the tree"
+                    assert torch.equal(got[1], getattr(torch, op)(t, 1)), f"{op} {dtype} rows of {L} values against torch"
+    finally:
+        reducekit._C._rows_select(0)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16, torch.float16], ids=str)

@@ -88,6 +88,7 @@ namespace rk {
   X(ExactColumnsPairs, "exact_columns_pairs", "exact CUDA bfloat16 columns read as 4-byte words by pairs of threads (walk_pairs): the odd thread takes its partner's low half (the even column's value) of the even row's word in place of its own column's") \
   X(RowsShortLaneWhole, "rows_short_lane_whole", "engine rows, a short last lane read by a whole lane's 16-byte loads: every value of the loaded lane enters, the bytes past the row (the next row's values) included") \
   X(RowsStripeRoot, "rows_stripe_root", "engine rows on two stripes (lanes t and t + W a thread): the row's second half is dropped at the root combine") \
+  X(RowsSelectPair, "rows_select_pair", "engine rows of argmax / argmin by the strided warp form: the second lane of each pair is lost") \
   X(CpuIntColumnsRow1, "cpu_int_columns_row1", "CPU amax/amin columns of bool and integers in AVX2 (whole columns, four vectors of a row at a time): the second row is not read") \
   X(CpuLseShortRows, "cpu_lse_short_rows", "CPU logsumexp rows of at most 8 lanes in AVX2 (several rows as the lanes of a block a lane, lse_short_rows): each row's last value is not read") \
   X(CpuFewRowsLane, "cpu_few_rows_lane", "CPU sum's columns of at most 16 rows in AVX2 (each column vector's lanes read from the rows and its tree built in registers, the empty lanes skipped: few_rows_chunk): row 1 is not read (its lane stays +0.0)")

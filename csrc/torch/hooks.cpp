@@ -67,6 +67,15 @@ void bind_hooks(pybind11::module_& m) {
   }, "Test and benchmark hook: the rows kernel's rows of one lane a thread on W / 2 threads of two lanes each (-1 "
      "never, 1 wherever possible, 0 the rule: rows_stripes_pay in tuning.h). The same bits in every "
      "mode. Returns the previous mode.", pybind11::arg("mode"));
+  m.def("_rows_select", [](int mode) {
+    TORCH_CHECK_VALUE(mode >= -1 && mode <= 1, "reducekit._C._rows_select: mode must be -1 (the tree kernels), 0 (the rule) or 1 "
+                      "(argmax and argmin rows by the strided warp form wherever possible), got " + std::to_string(mode));
+    const int old = tuning_overrides().rows_select;
+    tuning_overrides().rows_select = mode;
+    return old;
+  }, "Test and benchmark hook: argmax and argmin rows by the strided warp form (select_rows_kernel; -1 never, 1 "
+     "wherever possible: 2-, 4- and 8-byte values, 0 the rule: rows_select_pays in tuning.h). The same bits in every "
+     "mode. Returns the previous mode.", pybind11::arg("mode"));
   m.def("_rows_short_lanes", [](int mode) {
     TORCH_CHECK_VALUE(mode >= -1 && mode <= 1, "reducekit._C._rows_short_lanes: mode must be -1 (element loads), 0 (the rule) or 1 "
                       "(a whole lane's vectors), got " + std::to_string(mode));

@@ -29,6 +29,7 @@ struct TuningOverrides {
   int exact_warp_min = 0;  // method='exact': the shortest row a warp takes (benchmarks/tune_exact_rows.py; 1 << 30: none)
   int rows_stripes = 0;   // engine rows (CUDA), one lane a thread: -1 one lane, 1 two lanes (t, t + W) a thread wherever possible (0: shapes.cu's rule)
   int short_lanes = 0;    // engine rows (CUDA), a short last lane: -1 element loads, 1 a whole lane's vectors, for every operator (0: family.cuh's rule; tests, benchmarks: the same bits)
+  int rows_select = 0;    // engine rows (CUDA), argmax and argmin: -1 the tree kernels, 1 the strided warp form (select_rows_kernel) wherever possible (0: rows_select_pays; tests, benchmarks: the same bits)
 };
 
 // The CUDA gather step (several reduced dims read through the dims, engine/plan.h) with a reduced
@@ -149,10 +150,21 @@ inline constexpr LanesTuning kOpsRowsSelectTable[] = {
            "118.6 vs 148.1/182.7, (8192,4096) 89.6 vs 95.0/97.4, (65536,512) 88.7 vs 96.5/100.0"},
 };
 
-inline int ops_rows_lanes_per_thread(int elem_bytes, bool select) {
+// Welford (var, std, var_mean, std_mean) on 4-byte values, rows of at most this many lanes: 2 lanes
+// a thread, not the table's 1. Measured on the H200 (session 61, benchmarks/columns_lab with
+// LAB_KIND=rows, events, 256 MiB of rows one value short of whole lanes, 2 lanes against 1, two
+// repeats within 1%; benchmarks/results/h200/s61/): 2-129 lanes 0.73-0.88x the time (20 lanes 0.52x
+// against the rule's two stripes), 146 and 180 lanes 0.97-0.99x, aligned rows of 8 and 16 whole lanes
+// 1.03-1.05x; 256 lanes 1.08x, 300-4096 lanes 1.1-1.2x and full reductions 1.0-1.2x, which keep one
+// lane (the table's full 2^26 row above).
+inline constexpr int64_t kWelford4ByteTwoLanesMaxLanes = 180;
+
+// welford: the operator is Welford; lanes: the row's lanes of 64 bytes.
+inline int ops_rows_lanes_per_thread(int elem_bytes, bool select, bool welford, int64_t lanes) {
   if (select)
     for (const auto& row : kOpsRowsSelectTable)
       if (row.elem_bytes == elem_bytes) return row.lanes_per_thread;
+  if (welford && elem_bytes == 4 && lanes <= kWelford4ByteTwoLanesMaxLanes) return 2;
   return lanes_per_thread(kOpsRowsTable, elem_bytes);
 }
 
@@ -268,6 +280,29 @@ inline bool rows_stripes_pay(int64_t rows, int64_t lanes, int W, int elem_bytes,
   if (rows * (W / 2) < static_cast<int64_t>(num_sms) * kStripesThreadsPerSm) return false;
   return W <= 64 ? lanes * 8 <= int64_t{W} * 7 : select && elem_bytes == 4 && lanes * 4 <= int64_t{W} * 3;
 }
+// argmax and argmin rows by the strided warp form (select_rows_kernel, csrc/cuda/engine/reduce.cuh;
+// their result does not depend on the order the values meet): W threads a row, the power of two at
+// or above lanes / kSelectRowsLanes, at most 32; thread t visits lanes t, t + W, ... Where the rows
+// give every SM kRowsCoarsenThreadsPerSm threads (fewer, longer rows keep the tree kernels, which
+// split a row over blocks) and have at least kSelectRowsMinLanes lanes (2-byte values: 4). 2-, 4-
+// and 8-byte values. Measured on the H200 (session 61, benchmarks/columns_lab, LAB_KIND=rows, 256 MiB
+// of rows one value short of whole lanes, two repeats, against the tree kernels' rule, the same
+// bits in every case; benchmarks/results/h200/s61/): float32, float64 and int32 at 12-400 lanes
+// 0.51-0.83x the time (146 lanes: 1.17-1.19x a read of the bytes, was 2.1-2.3x), at 2 lanes
+// 0.70-0.83; bfloat16 and float16 at 4-400 lanes 0.59-0.89x; losses: int32 at 4 and 8 lanes 1.01-1.03x,
+// 16-bit at 2 lanes 1.06x (hence their 4). 1024 and 4000 lanes (the tree's split rows) untouched.
+inline constexpr int kSelectRowsLanes = 4;
+inline constexpr int64_t kSelectRowsMinLanes = 2;
+inline int select_rows_threads(int64_t lanes) {
+  int W = 1;
+  while (W < 32 && int64_t{W} * kSelectRowsLanes < lanes) W *= 2;
+  return W;
+}
+inline bool rows_select_pays(int64_t rows, int64_t lanes, int elem_bytes, int num_sms) {
+  if (elem_bytes < 2 || lanes < (elem_bytes == 2 ? 2 * kSelectRowsMinLanes : kSelectRowsMinLanes)) return false;
+  return rows * select_rows_threads(lanes) >= static_cast<int64_t>(num_sms) * kRowsCoarsenThreadsPerSm;
+}
+
 inline constexpr int kColumnsCoarsenThreadsPerSm = 512;
 // The columns kernel's blocks per SM below which its shape rule makes smaller blocks (more of them)
 // rather than leave SMs idle: a batch of short R and narrow C (argmax int8 (932, 24, 116) over dim 1)

@@ -62,7 +62,8 @@ cudaError_t run(const OpStep& a, size_t* ws) {
   // logsumexp on float64 (benchmarks/tune_ops.py; the others lose occupancy to the register stack
   // and gain nothing).
   const int rows_lpt = eng::IsPlainSum<Op>::value ? 0
-                       : Op::kBatched ? ops_rows_lanes_per_thread(static_cast<int>(sizeof(In)), IsSelect<Op>::value)
+                       : Op::kBatched ? ops_rows_lanes_per_thread(static_cast<int>(sizeof(In)), IsSelect<Op>::value, IsWelford<Op>::value,
+                                                                  (a.extent + 64 / static_cast<int64_t>(sizeof(In)) - 1) / (64 / static_cast<int64_t>(sizeof(In))))
                                       : 1;
   if (ws) {
     *ws = eng::step_workspace<Op>(a.kind, a.outer, a.extent, a.inner, static_cast<int>(sizeof(In)), a.in,

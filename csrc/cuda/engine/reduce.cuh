@@ -799,6 +799,56 @@ __global__ void __launch_bounds__(kThreads, kRowsMinBlocks<In, Op, kUp>)
   if constexpr (kFused) finish_row_in_last_block<Op>(partials, row, nseg, fused, out, prm, smem);  // nseg > 1, fused.counters set
 }
 
+// argmax and argmin over rows (kSelectOp operators on 2-, 4- and 8-byte values). Their result, the
+// first index of the extreme (NaN first), does not depend on the order in which the values meet
+// (ArgExt::better is a strict order on (value, index)), so a row needs no perfect tree and is read
+// as a sum over a warp: W threads a row (W <= 32, several rows a block, no block barrier), thread t
+// visiting lanes t, t + W, t + 2W, ... two whole lanes at a time with their eight 16-byte loads
+// issued first, each lane merged as it comes; then the row's shuffles. Why: the tree kernels gave
+// such a row one lane a thread on up to 256 threads, whose warps waited at the block's barriers
+// (ncu, H200, argmax float64 rows of 146 lanes: DRAM 31% busy), or 8 consecutive lanes a thread,
+// walked one at a time on a warp whose threads mostly idled. Where: rows_select_pays (tuning.h).
+template <class In, class Op, class Out0, class Out1>
+__global__ void __launch_bounds__(kThreads, sizeof(In) == 2 ? 3 : 4)
+    select_rows_kernel(const In* __restrict__ x, int64_t K, int64_t L, int W, Outs<Out0, Out1> out, red::Params prm) {
+  static_assert(kSelectOp<Op> && sizeof(In) >= 2, "an order-free operator on 2-, 4- or 8-byte values");
+  using Acc = typename Op::Acc;
+  constexpr int G = 64 / sizeof(In);
+  grid_dependency_wait();
+  const int tid = threadIdx.x, lw = log2_pow2(W);
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * (kThreads >> lw) + (tid >> lw);
+  const int t = tid & (W - 1);
+  Acc acc = Op::identity();
+  if (row < K) {
+    const In* xr = x + row * L;
+    const Bounds bx = bounds_of(x, K * L);
+    const int64_t whole = L / G, lanes = (L + G - 1) / G, step = int64_t{W} * G;
+    int64_t l = t;
+    for (; l + W < whole; l += 2 * W) {  // lanes l and l + W, both whole
+      const In* p0 = xr + l * G;
+      const In* p1 = p0 + step;
+      Acc a0, a1;
+      if (bx.loadable(p0, 4) && bx.loadable(p1, 4)) {
+        uint4 r0[4], r1[4];
+        load_vectors<In, 4>(p0, r0);
+        load_vectors<In, 4>(p1, r1);
+        a0 = lane_from_regs<In, Op>(r0, l * G, prm);
+        a1 = lane_from_regs<In, Op>(r1, l * G + step, prm);
+      } else {
+        a0 = lane_scalar<In, Op>(p0, G, l * G, prm);
+        a1 = lane_scalar<In, Op>(p1, G, l * G + step, prm);
+      }
+      acc = Op::combine(acc, a0);
+      if constexpr (!RK_FAULT_IS(RowsSelectPair)) acc = Op::combine(acc, a1);  // planted: a pair's second lane is lost
+    }
+    for (; l < lanes; l += W)  // at most one whole lane, then the short one
+      acc = Op::combine(acc, lane_reduce<In, Op, true>(xr + l * G, static_cast<int>(L - l * G < G ? L - l * G : G), l * G, prm, bx));
+  }
+  allow_dependent_launch();
+  acc = group_tree<Op>(acc, W, nullptr);  // W <= 32: shuffles alone, no shared memory
+  if (t == 0 && row < K) store<Op>(out, row, acc, prm);
+}
+
 // n / d.d by the Divider's multiply-high (engine/plan.h): n < 2^31.
 __device__ __forceinline__ uint32_t div_by(const Divider& d, uint32_t n) { return (__umulhi(n, d.magic) + n) >> d.shift; }
 
@@ -1335,6 +1385,7 @@ struct Shape {
   int TX = 1, TY = 1, TB = 1;  // columns block: TB batches of TX x TY threads
   int LPT = 1;         // rows and columns: lanes per thread
   int stripes = 1;     // rows, one lane a thread: 2 lanes t and t + W a thread (rows_kernel<kUp = 1, kStriped>)
+  bool select_rows = false;  // rows of argmax / argmin: W <= 32 threads a row visiting lanes t, t + W, ... (select_rows_kernel)
   int64_t tiles_x = 1, tiles_y = 1;
   int64_t blocks = 1;
   int64_t partials = 0;  // partials per output (0: written directly)
@@ -1368,9 +1419,12 @@ inline bool gather_aligned(const void* x, const Gather& g, int elem) {
 }
 
 // A Gather step's shape is a rows step's (K rows of N: one lane a thread) or, in its columns form
-// (g.columns), a columns step's (outer = B batches of extent = N rows of inner = C columns).
-inline Shape step_shape(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, const void* x, bool batched,
-                        bool select, int num_sms, int rows_lpt, const TuningOverrides& o, const Gather& g) {
+// (g.columns), a columns step's (outer = B batches of extent = N rows of inner = C columns). The
+// operator's kind (batched, select) comes from Op itself.
+template <class Op>
+inline Shape step_shape(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, const void* x, int num_sms, int rows_lpt,
+                        const TuningOverrides& o, const Gather& g) {
+  constexpr bool batched = Op::kBatched, select = kSelectOp<Op>;
   switch (kind) {  // every kind named (-Werror=switch)
     case StepKind::Rows: return rows_step_shape(outer, extent, elem, rows_lpt, select, num_sms, o);
     case StepKind::Columns: return columns_shape(outer, extent, inner, elem, columns_aligned(x, inner, elem), batched, num_sms, o);
@@ -1388,8 +1442,7 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
                      void* workspace, const red::Params& prm, cudaStream_t stream, int cc, int num_sms, bool pdl_first,
                      int rows_lpt, unsigned int* counters, const TuningOverrides& o) {
   using Acc = typename Op::Acc;
-  const Shape s = step_shape(kind, outer, extent, inner, static_cast<int>(sizeof(In)), x, Op::kBatched, kSelectOp<Op>, num_sms, rows_lpt,
-                             o, gather);
+  const Shape s = step_shape<Op>(kind, outer, extent, inner, static_cast<int>(sizeof(In)), x, num_sms, rows_lpt, o, gather);
   const int64_t nout = kind == StepKind::Rows ? outer : outer * inner;  // Gather's rows form has inner 1
   Acc* partials = s.partials ? static_cast<Acc*>(workspace) : nullptr;
   if (s.partials && !partials) return cudaErrorInvalidValue;
@@ -1477,6 +1530,12 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
                                               s.nseg, out, partials, prm, fused);
       }
     }
+  } else if (kind == StepKind::Rows && s.select_rows) {
+    if constexpr (kSelectOp<Op> && sizeof(In) >= 2) {
+      e = launch_maybe_pdl(select_rows_kernel<In, Op, Out0, Out1>, grid, block, stream, pdl, x, outer, extent, s.W, out, prm);
+    } else {
+      return cudaErrorInvalidValue;  // rows_step_shape gives the form to these operators alone
+    }
   } else if (kind == StepKind::Rows) {
     auto go = [&](auto kernel) {
       return launch_maybe_pdl(kernel, grid, block, stream, pdl, x, outer, extent, s.W, s.LPT, s.nseg, out,
@@ -1530,7 +1589,7 @@ template <class Op>
 size_t step_workspace(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, const void* x, int num_sms,
                       int rows_lpt, const TuningOverrides& o, const Gather& gather) {
   using Acc = typename Op::Acc;
-  const Shape s = step_shape(kind, outer, extent, inner, elem, x, Op::kBatched, kSelectOp<Op>, num_sms, rows_lpt, o, gather);
+  const Shape s = step_shape<Op>(kind, outer, extent, inner, elem, x, num_sms, rows_lpt, o, gather);
   if (!s.partials) return 0;
   const int64_t nout = kind == StepKind::Rows ? outer : outer * inner;
   const int64_t groups = nout == 1 && s.partials > kSplitFinishPartials ? (s.partials + kThreads - 1) / kThreads : 0;

@@ -36,6 +36,18 @@ Shape rows_shape(int64_t K, int64_t L, int elem, int rows_lpt, int num_sms, cons
 }
 
 Shape rows_step_shape(int64_t K, int64_t L, int elem, int rows_lpt, bool select, int num_sms, const TuningOverrides& o) {
+  // argmax and argmin (select): the strided warp form where rows_select_pays (tuning.h); forced by
+  // o.rows_select (1 wherever possible: 2-, 4- and 8-byte values; -1 never).
+  if (select && elem >= 2 && o.rows_select >= 0) {
+    const int64_t lanes = (L + lane_elems(elem) - 1) / lane_elems(elem);
+    if (o.rows_select > 0 || rows_select_pays(K, lanes, elem, num_sms)) {
+      Shape s;
+      s.W = select_rows_threads(lanes);
+      s.select_rows = true;
+      s.blocks = (K + kThreads / s.W - 1) / (kThreads / s.W);
+      return s;
+    }
+  }
   Shape s = rows_shape(K, L, elem, rows_lpt, num_sms, o);
   // Two stripes: a row of one lane a thread whose W threads leave some idle (lanes just over a
   // power of two) runs on W / 2 threads, thread t taking lanes t and t + W / 2 (rows_kernel's

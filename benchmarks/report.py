@@ -34,6 +34,7 @@ import math
 import os
 import re
 import shlex
+import statistics
 import sys
 import textwrap
 
@@ -779,6 +780,56 @@ def stripes_block(fill: dict | None, sweep_ab: tuple | None, fill_path: str = ST
     return "\n".join(lines)
 
 
+# The rows of argmax and var_mean float32 (session 61): the columns lab's rows step, this build's rule
+# against the tree kernels (LAB_ROWS_SELECT=-1: argmax's previous rule) and one lane a thread (var_mean's
+# previous rule), 256 MiB of rows one value short of whole lanes, two repeats, one build.
+SELECT_ROWS_LAB = "benchmarks/results/h200/s61/lab5_select"
+
+
+def select_rows_block(d: str, root: str = ROOT) -> str:
+    """The lab's rows: time with the rule / the previous rule, and the rule's time / a read of the bytes."""
+    path = os.path.join(root, d)
+    if not os.path.isdir(path):
+        return f"(no result directory yet: `{d}`)"
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "columns_lab"))
+    try:
+        import rows_table
+    finally:
+        sys.path.pop(0)
+    _, runs = rows_table.load(path)
+    med = statistics.median
+    names = {"f32": "float32", "f64": "float64", "bf16": "bfloat16", "f16": "float16", "i32": "int32"}
+    rows: dict = {}
+    same = True
+    for (op, dt, K, L), v in runs.items():
+        before = "tree" if op == "argmax" else "old"  # the previous rule of each operator
+        G = 64 // rows_table.SIZE[dt]
+        if "rule" not in v or before not in v or L % G != G - 1 or not 250 <= K * L * rows_table.SIZE[dt] / 2**20 <= 257:
+            continue  # the lab's other cases (whole lanes, 512 MiB, a full reduction): not this table's
+        same = same and len({t[3] for n in v for t in v[n]}) == 1
+        rule, prev = med(t[0] for t in v["rule"]), med(t[0] for t in v[before])
+        read = med(t[1] for n in v for t in v[n])
+        rows.setdefault((op, names[dt]), {})[rows_table.lanes_of(dt, L)] = (rule / prev, rule / read, K)
+    lanes = sorted({n for r in rows.values() for n in r})
+    head = "| op | dtype | " + " | ".join(f"{n}" for n in lanes) + " |"
+    sep = "|---|---|" + "---:|" * len(lanes)
+    out = [para("NVIDIA H200 (session 61), the columns lab's rows step (`LAB_KIND=rows`): rows one value short of whole lanes "
+                "of 64 bytes, about 256 MiB each, events, inputs rotated "
+                "over 512 MiB, medians of two repeats of 9; columns are lanes a row. Time with this build's rule / time with "
+                "the previous rule in the same build (argmax: the tree kernels, `LAB_ROWS_SELECT=-1`; var_mean: one lane a thread "
+                "and the stripes' rule), then the rule's time / a read of the same bytes. var_mean's 256 lanes ran with the bound "
+                "at 256 lanes and 16-bit argmax's 2 lanes with the strided form; the landed rule keeps both on their previous "
+                "form (var_mean's bound is 180 lanes, 16-bit values start at 4), so they keep their previous time. Bits "
+                f"{'the same in every case and variant' if same else 'DIFFERENT in some case'}; generated from `{d}`."),
+           "", "Time / previous rule's time:", "", head, sep]
+    for (op, dt), r in rows.items():
+        out.append(f"| {op} | {dt} | " + " | ".join(f"{r[n][0]:.2f}" if n in r else "—" for n in lanes) + " |")
+    out += ["", "Time / a read of the same bytes:", "", head, sep]
+    for (op, dt), r in rows.items():
+        out.append(f"| {op} | {dt} | " + " | ".join(f"{r[n][1]:.2f}" if n in r else "—" for n in lanes) + " |")
+    return "\n".join(out)
+
+
 def _bench_script(name: str):
     """A module of benchmarks/ (a script beside this one), imported by name."""
     import importlib
@@ -845,6 +896,7 @@ def blocks(root: str = ROOT) -> dict[str, str]:
         "stripes": stripes_block(load(STRIPES_FILL), tuple(load(p) for p in STRIPES_SWEEP)),
         "stripes_refit": stripes_block(load(STRIPES_REFIT_FILL), None, STRIPES_REFIT_FILL,
                                        rule="session 59's rule (two stripes in every case here)"),
+        "select_rows": select_rows_block(SELECT_ROWS_LAB, root),
         "sweep": sweep_block(load(SWEEP), load(SWEEP_BEFORE), load(SWEEP_CPU), load(SWEEP_CPU_BEFORE), load(SWEEP_LATER),
                              load(SWEEP_LATER_BEFORE)),
         "misaligned": misaligned_block(load(MISALIGNED), MISALIGNED),

@@ -58,34 +58,32 @@ void bind_hooks(pybind11::module_& m) {
     return old;
   }, "Tuning hook: force the operators' rows kernel lanes per thread; 0 restores the rule. Returns the previous value.",
      pybind11::arg("lpt"));
-  m.def("_rows_stripes", [](int mode) {
-    TORCH_CHECK_VALUE(mode >= -1 && mode <= 1, "reducekit._C._rows_stripes: mode must be -1 (one lane a thread), 0 (the rule) or 1 "
-                      "(two lanes t and t + W a thread wherever the rows kernel takes one lane a thread), got " + std::to_string(mode));
-    const int old = tuning_overrides().rows_stripes;
-    tuning_overrides().rows_stripes = mode;
-    return old;
-  }, "Test and benchmark hook: the rows kernel's rows of one lane a thread on W / 2 threads of two lanes each (-1 "
-     "never, 1 wherever possible, 0 the rule: rows_stripes_pay in tuning.h). The same bits in every "
-     "mode. Returns the previous mode.", pybind11::arg("mode"));
-  m.def("_rows_select", [](int mode) {
-    TORCH_CHECK_VALUE(mode >= -1 && mode <= 1, "reducekit._C._rows_select: mode must be -1 (the tree kernels), 0 (the rule) or 1 "
-                      "(argmax and argmin rows by the strided warp form wherever possible), got " + std::to_string(mode));
-    const int old = tuning_overrides().rows_select;
-    tuning_overrides().rows_select = mode;
-    return old;
-  }, "Test and benchmark hook: argmax and argmin rows by the strided warp form (select_rows_kernel; -1 never, 1 "
-     "wherever possible: 2-, 4- and 8-byte values, 0 the rule: rows_select_pays in tuning.h). The same bits in every "
-     "mode. Returns the previous mode.", pybind11::arg("mode"));
-  m.def("_rows_short_lanes", [](int mode) {
-    TORCH_CHECK_VALUE(mode >= -1 && mode <= 1, "reducekit._C._rows_short_lanes: mode must be -1 (element loads), 0 (the rule) or 1 "
-                      "(a whole lane's vectors), got " + std::to_string(mode));
-    const int old = tuning_overrides().short_lanes;
-    tuning_overrides().short_lanes = mode;
-    return old;
-  }, "Test and benchmark hook: how a row's short last lane is read in the engine's rows kernels, for every operator and "
-     "dtype: -1 element loads (as before session 53), 1 a whole lane's 16-byte loads; 0 restores the rule (vectors "
-     "but for argmax and argmin, Welford on 16-bit input and 1-byte rows over two lanes: family.cuh's rows_short_vectors). "
-     "The same bits in every mode. Returns the previous mode.", pybind11::arg("mode"));
+  // The three-way mode hooks of the rows kernels (-1, 0 the rule, 1): each sets one override and
+  // returns its previous value. `modes` names what -1 and 1 do, for the error message.
+  const auto mode_hook = [&m](const char* name, int TuningOverrides::*field, const char* modes, const char* doc) {
+    m.def(name, [name, field, modes](int mode) {
+      TORCH_CHECK_VALUE(mode >= -1 && mode <= 1, std::string("reducekit._C.") + name + ": mode must be " + modes + ", got " +
+                                                    std::to_string(mode));
+      const int old = tuning_overrides().*field;
+      tuning_overrides().*field = mode;
+      return old;
+    }, doc, pybind11::arg("mode"));
+  };
+  mode_hook("_rows_stripes", &TuningOverrides::rows_stripes,
+            "-1 (one lane a thread), 0 (the rule) or 1 (two lanes t and t + W a thread wherever the rows kernel takes one lane a thread)",
+            "Test and benchmark hook: the rows kernel's rows of one lane a thread on W / 2 threads of two lanes each (-1 "
+            "never, 1 wherever possible, 0 the rule: rows_stripes_pay in tuning.h). The same bits in every "
+            "mode. Returns the previous mode.");
+  mode_hook("_rows_select", &TuningOverrides::rows_select,
+            "-1 (the tree kernels), 0 (the rule) or 1 (argmax and argmin rows by the strided warp form wherever possible)",
+            "Test and benchmark hook: argmax and argmin rows by the strided warp form (select_rows_kernel; -1 never, 1 "
+            "wherever possible: 2-, 4- and 8-byte values, 0 the rule: rows_select_pays in tuning.h). The same bits in every "
+            "mode. Returns the previous mode.");
+  mode_hook("_rows_short_lanes", &TuningOverrides::short_lanes, "-1 (element loads), 0 (the rule) or 1 (a whole lane's vectors)",
+            "Test and benchmark hook: how a row's short last lane is read in the engine's rows kernels, for every operator and "
+            "dtype: -1 element loads (as before session 53), 1 a whole lane's 16-byte loads; 0 restores the rule (vectors "
+            "but for argmax and argmin, Welford on 16-bit input and 1-byte rows over two lanes: family.cuh's rows_short_vectors). "
+            "The same bits in every mode. Returns the previous mode.");
   m.def("_exact_config", [](int block, int unroll, int bpr) {
     TORCH_CHECK_VALUE(exact_config_supported(block, unroll) && bpr >= 0 && bpr <= (1 << 20),
                       "reducekit._C._exact_config: (block=" + std::to_string(block) + ", unroll=" + std::to_string(unroll) +

@@ -155,7 +155,7 @@ inline constexpr LanesTuning kOpsRowsSelectTable[] = {
 // LAB_KIND=rows, events, 256 MiB of rows one value short of whole lanes, 2 lanes against 1, two
 // repeats within 1%; benchmarks/results/h200/s61/): 2-129 lanes 0.73-0.88x the time (20 lanes 0.52x
 // against the rule's two stripes), 146 and 180 lanes 0.97-0.99x, aligned rows of 8 and 16 whole lanes
-// 1.03-1.05x; 256 lanes 1.08x, 300-4096 lanes 1.1-1.2x and full reductions 1.0-1.2x, which keep one
+// 1.01-1.05x; 256 lanes 1.08x, 300-4096 lanes 1.1-1.2x and full reductions 1.0-1.2x, which keep one
 // lane (the table's full 2^26 row above).
 inline constexpr int64_t kWelford4ByteTwoLanesMaxLanes = 180;
 
@@ -289,7 +289,7 @@ inline bool rows_stripes_pay(int64_t rows, int64_t lanes, int W, int elem_bytes,
 // of rows one value short of whole lanes, two repeats, against the tree kernels' rule, the same
 // bits in every case; benchmarks/results/h200/s61/): float32, float64 and int32 at 12-400 lanes
 // 0.51-0.83x the time (146 lanes: 1.17-1.19x a read of the bytes, was 2.1-2.3x), at 2 lanes
-// 0.70-0.83; bfloat16 and float16 at 4-400 lanes 0.59-0.89x; losses: int32 at 4 and 8 lanes 1.01-1.03x,
+// 0.69-0.83; bfloat16 and float16 at 4-400 lanes 0.59-0.90x; losses: int32 at 4 and 8 lanes 1.02-1.03x,
 // 16-bit at 2 lanes 1.06x (hence their 4). 1024 and 4000 lanes (the tree's split rows) untouched.
 inline constexpr int kSelectRowsLanes = 4;
 inline constexpr int64_t kSelectRowsMinLanes = 2;

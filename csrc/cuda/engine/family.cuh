@@ -58,9 +58,11 @@ inline bool rows_short_vectors(const TuningOverrides& o, int64_t row_values) {
 template <class In, class Op, class Out0, class Out1 = Out0>
 cudaError_t run(const OpStep& a, size_t* ws) {
   // sum's rows take one lane per thread (0: its shape, rows_shape). Several lanes per thread only
-  // pay for batched operators (Welford, logsumexp, argmax) on 16-bit input, and for Welford and
+  // pay for batched operators (Welford, logsumexp, argmax) on 16-bit input, for Welford and
   // logsumexp on float64 (benchmarks/tune_ops.py; the others lose occupancy to the register stack
-  // and gain nothing).
+  // and gain nothing), and for Welford on float32 rows of at most 180 lanes (session 61; tuning.h,
+  // kWelford4ByteTwoLanesMaxLanes). argmax and argmin rows mostly take the strided warp form
+  // instead (rows_step_shape).
   const int rows_lpt = eng::IsPlainSum<Op>::value ? 0
                        : Op::kBatched ? ops_rows_lanes_per_thread(static_cast<int>(sizeof(In)), IsSelect<Op>::value, IsWelford<Op>::value,
                                                                   (a.extent + 64 / static_cast<int64_t>(sizeof(In)) - 1) / (64 / static_cast<int64_t>(sizeof(In))))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The columns kernel's lab (lab.cu says what it times): bin/lab_new from the working tree's csrc,
 # bin/lab_old from OLD_REV's (default HEAD). Compiles here (no GPU needed): about ten minutes for the two on two
-# cores, two minutes a build with LAB_DEFS="-DLAB_4BYTE":
+# cores, two minutes a build with LAB_DEFS="-DLAB_4BYTE" (float32 and int32) or "-DLAB_2BYTE" (bfloat16 and float16):
 #   bash benchmarks/columns_lab/build.sh [OLD_REV]       # LAB_TREES="name=DIR ...": more builds; LAB_DEFS="-DLAB_4BYTE": float32 and int32 alone
 #   (device) bash benchmarks/columns_lab/run.sh    # carry benchmarks/columns_lab/bin; LAB_BINS, LAB_CASES, LAB_REPS, LAB_VARIANTS
 #   (device) NCU_CASES="op dtype B R C;..." bash benchmarks/columns_lab/ncu_lab.sh   # Nsight Compute on lab_new

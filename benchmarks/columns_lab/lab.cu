@@ -92,7 +92,7 @@ static void run_case(const char* op, const char* dt, int64_t B, int64_t R, int64
   const int rows_lpt = !rows ? 1
                        : eng::IsPlainSum<Op>::value ? 0
                        : Op::kBatched ? ops_rows_lanes_per_thread(static_cast<int>(sizeof(In)), fam::IsSelect<Op>::value, fam::IsWelford<Op>::value,
-                                                                  (R + 64 / static_cast<int64_t>(sizeof(In)) - 1) / (64 / static_cast<int64_t>(sizeof(In))))
+                                                                  lanes_of(R, static_cast<int>(sizeof(In))))
                                       : 1;
   const size_t ws = eng::step_workspace<Op>(kind, B, R, C, sizeof(In), bufs[0], sms, rows_lpt, o, g);
   void* w = nullptr;

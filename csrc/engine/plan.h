@@ -257,6 +257,9 @@ inline bool make_out_map(int nd, const int64_t* sizes, const int64_t* mem_stride
 // Elements per lane of the accumulation order for an element of `elem_bytes` bytes.
 inline constexpr int lane_elems(int elem_bytes) { return 64 / elem_bytes; }
 
+// Lanes of the accumulation order holding n values of `elem_bytes` bytes (the last may be short).
+inline constexpr int64_t lanes_of(int64_t n, int elem_bytes) { return (n + lane_elems(elem_bytes) - 1) / lane_elems(elem_bytes); }
+
 constexpr int64_t ceil_pow2(int64_t v) {
   int64_t p = 1;
   while (p < v) p <<= 1;
@@ -272,9 +275,7 @@ inline int ceil_log2(int64_t v) {
 // Additions on the longest path from an input value to a step's result: the lane's chain plus
 // the depth of the pairwise tree over the lanes (tests derive their float bounds from it).
 inline int64_t step_depth(int64_t extent, int elem_bytes) {
-  const int64_t g = lane_elems(elem_bytes);
-  const int64_t lanes = (extent + g - 1) / g;
-  return std::min(extent, g) + ceil_log2(lanes);
+  return std::min<int64_t>(extent, lane_elems(elem_bytes)) + ceil_log2(lanes_of(extent, elem_bytes));
 }
 
 inline const char* step_name(StepKind k) {

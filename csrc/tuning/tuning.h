@@ -284,7 +284,8 @@ inline bool rows_stripes_pay(int64_t rows, int64_t lanes, int W, int elem_bytes,
 // their result does not depend on the order the values meet): W threads a row, the power of two at
 // or above lanes / kSelectRowsLanes, at most 32; thread t visits lanes t, t + W, ... Where the rows
 // give every SM kRowsCoarsenThreadsPerSm threads (fewer, longer rows keep the tree kernels, which
-// split a row over blocks) and have at least kSelectRowsMinLanes lanes (2-byte values: 4). 2-, 4-
+// split a row over blocks) and have at least kSelectRowsMinLanes lanes (2-byte values:
+// kSelectRowsMinLanes2Byte). 2-, 4-
 // and 8-byte values. Measured on the H200 (session 61, benchmarks/columns_lab, LAB_KIND=rows, 256 MiB
 // of rows one value short of whole lanes, two repeats, against the tree kernels' rule, the same
 // bits in every case; benchmarks/results/h200/s61/): float32, float64 and int32 at 12-400 lanes
@@ -292,14 +293,14 @@ inline bool rows_stripes_pay(int64_t rows, int64_t lanes, int W, int elem_bytes,
 // 0.69-0.83; bfloat16 and float16 at 4-400 lanes 0.59-0.90x; losses: int32 at 4 and 8 lanes 1.02-1.03x,
 // 16-bit at 2 lanes 1.06x (hence their 4). 1024 and 4000 lanes (the tree's split rows) untouched.
 inline constexpr int kSelectRowsLanes = 4;
-inline constexpr int64_t kSelectRowsMinLanes = 2;
+inline constexpr int64_t kSelectRowsMinLanes = 2, kSelectRowsMinLanes2Byte = 4;
 inline int select_rows_threads(int64_t lanes) {
   int W = 1;
   while (W < 32 && int64_t{W} * kSelectRowsLanes < lanes) W *= 2;
   return W;
 }
 inline bool rows_select_pays(int64_t rows, int64_t lanes, int elem_bytes, int num_sms) {
-  if (elem_bytes < 2 || lanes < (elem_bytes == 2 ? 2 * kSelectRowsMinLanes : kSelectRowsMinLanes)) return false;
+  if (elem_bytes < 2 || lanes < (elem_bytes == 2 ? kSelectRowsMinLanes2Byte : kSelectRowsMinLanes)) return false;
   return rows * select_rows_threads(lanes) >= static_cast<int64_t>(num_sms) * kRowsCoarsenThreadsPerSm;
 }
 

@@ -65,7 +65,7 @@ cudaError_t run(const OpStep& a, size_t* ws) {
   // instead (rows_step_shape).
   const int rows_lpt = eng::IsPlainSum<Op>::value ? 0
                        : Op::kBatched ? ops_rows_lanes_per_thread(static_cast<int>(sizeof(In)), IsSelect<Op>::value, IsWelford<Op>::value,
-                                                                  (a.extent + 64 / static_cast<int64_t>(sizeof(In)) - 1) / (64 / static_cast<int64_t>(sizeof(In))))
+                                                                  lanes_of(a.extent, static_cast<int>(sizeof(In))))
                                       : 1;
   if (ws) {
     *ws = eng::step_workspace<Op>(a.kind, a.outer, a.extent, a.inner, static_cast<int>(sizeof(In)), a.in,

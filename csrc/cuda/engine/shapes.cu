@@ -8,7 +8,7 @@ namespace eng {
 
 Shape rows_shape(int64_t K, int64_t L, int elem, int rows_lpt, int num_sms, const TuningOverrides& o) {
   Shape s;
-  const int64_t lanes = (L + lane_elems(elem) - 1) / lane_elems(elem);
+  const int64_t lanes = lanes_of(L, elem);
   if (rows_lpt > 0) {  // an operator (sum passes 0: one lane per thread, no hook)
     // Lanes per thread up to rows_lpt while every SM still has kRowsCoarsenThreadsPerSm threads of work.
     // A single row of at most 256 * 4 lanes (2^14 float32) takes one block whatever the operator:
@@ -38,8 +38,8 @@ Shape rows_shape(int64_t K, int64_t L, int elem, int rows_lpt, int num_sms, cons
 Shape rows_step_shape(int64_t K, int64_t L, int elem, int rows_lpt, bool select, int num_sms, const TuningOverrides& o) {
   // argmax and argmin (select): the strided warp form where rows_select_pays (tuning.h); forced by
   // o.rows_select (1 wherever possible: 2-, 4- and 8-byte values; -1 never).
+  const int64_t lanes = lanes_of(L, elem);
   if (select && elem >= 2 && o.rows_select >= 0) {
-    const int64_t lanes = (L + lane_elems(elem) - 1) / lane_elems(elem);
     if (o.rows_select > 0 || rows_select_pays(K, lanes, elem, num_sms)) {
       Shape s;
       s.W = select_rows_threads(lanes);
@@ -55,7 +55,6 @@ Shape rows_step_shape(int64_t K, int64_t L, int elem, int rows_lpt, bool select,
   // (tuning.h, with its measurements). Rows steps only: the gather step's kernels take one lane a
   // thread. o.rows_stripes: -1 never, 1 wherever a row takes one lane a thread on 2 or more threads.
   if (s.nseg != 1 || s.LPT != 1 || s.W < 2 || o.rows_stripes < 0) return s;
-  const int64_t lanes = (L + lane_elems(elem) - 1) / lane_elems(elem);
   if (o.rows_stripes > 0 || rows_stripes_pay(K, lanes, s.W, elem, select, num_sms)) {
     s.W /= 2;
     s.stripes = 2;
@@ -69,7 +68,7 @@ Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, bool aligned, boo
   // How a thread reads its columns (reduce.cuh, ColumnLoads): one column a thread where 16-byte
   // vectors would leave too few threads (columns_scalar, tuning/tuning.h), else a vector of
   // 16 / elem columns, realigned in registers when the rows are not all aligned.
-  const int64_t lanes = (R + lane_elems(elem) - 1) / lane_elems(elem);
+  const int64_t lanes = lanes_of(R, elem);
   const ColumnsScalarRow* row = columns_row(elem, aligned, batched);
   {
     const int64_t vector_threads = (C + 16 / elem - 1) / (16 / elem) * lanes * B;

@@ -26,7 +26,8 @@
 # exact_families (bench_exact_families.py into $OUT/res/exact_families), misaligned
 # (bench_misaligned.py into $OUT/res/misaligned), exact (bench_exact.py into
 # $OUT/res/h200), ops (bench_ops.py into $OUT/res/h200), sweep (benchmarks/sweep.py on the GPU into
-# $OUT/res/$SWEEP_DIR (default sweep); SWEEP_CASES, SWEEP_TIMEOUT, SWEEP_ARGS), host_cost (benchmarks/host_cost.py:
+# $OUT/res/$SWEEP_DIR (default sweep); SWEEP_CASES, SWEEP_TIMEOUT, SWEEP_ARGS), sweep_hook_ab (sweep.py on AB_SEEDS's
+# draws with the rule and with each of AB_B's hook flags, AB_ARGS on all, paired by sweep_pair.py into $OUT/res/ab), host_cost (benchmarks/host_cost.py:
 # where eager calls' host time goes; HOST_COST_SWEEP, HOST_COST_WORST), fused_pair (benchmarks/fused_pair.py:
 # named cases with the one-launch and the two-launch finish; FUSED_PAIR_CASES), rows_fill (benchmarks/rows_fill.py: rows
 # against their lane count, short lanes by vectors and by elements; ROWS_FILL_ARGS), notebook (benchmarks/notebooks/tour.ipynb
@@ -336,6 +337,36 @@ if has sweep; then
   rc=${PIPESTATUS[0]}
   [ $rc = 124 ] && [ -f "$OUT/res/${SWEEP_DIR:-sweep}/sweep_cuda.json" ] && log "sweep: stopped by its time limit (partial results written)" && rc=0
   verdict sweep $rc
+fi
+if has sweep_hook_ab; then
+  # The same build, a hook's settings on the same draws: AB_SEEDS, AB_ARGS for every run (e.g.
+  # "--only-ops var_mean"), AB_B the other runs' hook flags, ';' between runs (e.g. "--columns-wide
+  # -1;--columns-wide 1"). A seed's runs go back to back, the rule's first on even seeds' turns and
+  # last on odd ones; benchmarks/sweep_pair.py pairs each with the rule's (pair_SEED_bK.md).
+  log "sweep hook A/B (the rule against: ${AB_B:?AB_B: sweep.py flags of the other runs}; seeds ${AB_SEEDS:-21}; ${AB_ARGS:-})"
+  mkdir -p "$OUT/res/ab"
+  IFS=';' read -r -a variants <<<"$AB_B"
+  sides="a"
+  for k in "${!variants[@]}"; do sides="$sides b$k"; done
+  rc=0
+  n=0
+  for seed in ${AB_SEEDS:-21}; do
+    order=$sides
+    [ $((n % 2)) = 1 ] && order="$(echo $sides | cut -d' ' -f2-) a"
+    for side in $order; do
+      flags=${AB_ARGS:-}
+      [ $side != a ] && flags="$flags ${variants[${side#b}]}"
+      timeout -s TERM ${AB_TIMEOUT:-200} python3 benchmarks/sweep.py --device cuda --seed $seed --cases ${SWEEP_CASES:-400} \
+        --budget ${SWEEP_BUDGET:-0.05} --out "$OUT/res/ab/${side}_$seed" $flags >"$OUT/res/ab/${side}_$seed.log" 2>&1 || rc=1
+    done
+    for k in "${!variants[@]}"; do
+      echo "-- seed $seed: the rule against ${variants[$k]}"
+      python3 benchmarks/sweep_pair.py "$OUT/res/ab/a_$seed/sweep_cuda.json" "$OUT/res/ab/b${k}_$seed/sweep_cuda.json" \
+        --names rule "b$k" --out "$OUT/res/ab/pair_${seed}_b$k.md" 2>&1 | tail -12 || rc=1
+    done
+    n=$((n + 1))
+  done
+  verdict sweep_hook_ab $rc
 fi
 if has fused_pair; then
   log "one-launch against two-launch finish on named cases (benchmarks/fused_pair.py; FUSED_PAIR_CASES)"

@@ -268,6 +268,9 @@ def main():
                          "whole lane's vectors for every operator; 0 the rule), for a same-run comparison (the same bits)")
     ap.add_argument("--stripes", type=int, default=0, choices=(-1, 0, 1),
                     help="CUDA: rows of one lane a thread on two stripes (-1 never, 1 wherever possible, 0 the rule), for a same-run comparison (the same bits)")
+    ap.add_argument("--columns-wide", type=int, default=0, choices=(-1, 0, 1),
+                    help="CUDA: Welford's one-column columns by the build held to 3 blocks an SM (-1 never, 1 wherever compiled, "
+                         "0 the rule: tuning.h's columns_wide_pays), for a same-run comparison (the same bits)")
     ap.add_argument("--max-mib", type=float, default=0,
                     help="time only the cases of at most this many MiB (the draw is the same: the others are skipped)")
     ap.add_argument("--only-multi", action="store_true",
@@ -285,6 +288,8 @@ def main():
         reducekit._C._rows_short_lanes(args.short_lanes)
     if args.stripes:
         reducekit._C._rows_stripes(args.stripes)
+    if args.columns_wide:
+        reducekit._C._columns_wide(args.columns_wide)
     if args.columns_loads:
         reducekit._C._dims_columns_config(0, 0, 0, args.columns_loads)
     if args.no_gather:
@@ -361,7 +366,7 @@ def main():
            "threads": torch.get_num_threads(), "torch": torch.__version__, "seed": args.seed, "cases": len(rows), "cases_drawn_for": args.cases,
            "cpu_max_mib": None if cuda else args.cpu_max_mib, "columns_loads": args.columns_loads, "no_gather": args.no_gather, "no_fused_finish": args.no_fused_finish, "max_mib": args.max_mib,
            "gather_staged": args.gather_staged,
-           "short_lanes": args.short_lanes, "stripes": args.stripes,
+           "short_lanes": args.short_lanes, "stripes": args.stripes, "columns_wide": args.columns_wide,
            "only_multi": args.only_multi, "only_ops": sorted(only_ops), "only_dtypes": sorted(only_dtypes), "only_plans": sorted(only_plans),
            "rows": rows}
     os.makedirs(args.out, exist_ok=True)

@@ -439,9 +439,12 @@ SELECT_LANES = [1, 2, 3, 5, 8, 9, 17, 33, 65, 129, 146, 256, 300, 600]
 def test_select_rows_keep_the_bits(op, dtype):
     """argmax and argmin rows by the strided warp form (the _rows_select hook: 1 forced, 0 the rule,
     -1 the tree kernels) give the tree kernels' index and torch's, on rows whose extreme is tied
-    across lanes that one thread visits in turn (lane l and l + W), NaN (the first wins), +-inf,
-    rows of +0.0 and -0.0 (equal: the first wins), misaligned rows and a view one row in. int8 has
-    no strided form (2-, 4- and 8-byte values): its modes must agree too."""
+    across lanes that one thread visits in turn (lane l and l + W), across lane 1 and lane W (thread
+    1's first lane against thread 0's second, which the shuffle tree meets first: a "first met wins"
+    rule fails there), NaN (the first wins), +-inf, rows of +0.0 and -0.0 (equal: the first wins),
+    misaligned rows, a view one row in and whole-lane rows on a misaligned start; and rows enough
+    that the rule itself takes the form (mode 0). int8 has no strided form (2-, 4- and 8-byte
+    values): its modes must agree too."""
     f = getattr(reducekit, op)
     item = torch.empty((), dtype=dtype).element_size()
     E = 64 // item  # values a lane
@@ -457,10 +460,14 @@ def test_select_rows_keep_the_bits(op, dtype):
                 far = min((W + 1) * E + 3, L - 1)  # lane W + 1: thread 1's second lane
                 near = min(E + 5, L - 1)  # lane 1: thread 1's first lane
                 big = 1e4 if fl else 127
+                second = min(W * E + 2, L - 1)  # lane W: thread 0's second lane
+                top = -big if op == "argmin" else big
                 for r in range(x.shape[0]):
-                    kind = r % 6
+                    kind = r % 7
                     if kind == 0:  # tied extremes in lanes one thread visits in turn
-                        x[r, near], x[r, far] = -big if op == "argmin" else big, -big if op == "argmin" else big
+                        x[r, near], x[r, far] = top, top
+                    elif kind == 5:  # tied extremes in lane 1 (thread 1) and lane W (thread 0, met first)
+                        x[r, near], x[r, second] = top, top
                     elif kind == 1 and fl:
                         x[r, far], x[r, L - 1] = math.nan, math.nan
                         if near < far:
@@ -471,17 +478,32 @@ def test_select_rows_keep_the_bits(op, dtype):
                         x[r] = -0.0
                         x[r, far] = 0.0
                     elif kind == 4:
-                        x[r, L - 1] = -big if op == "argmin" else big  # the short lane's last value
-                for t in (x, x[1:]):  # x[1:] starts L values in: misaligned when the rows are
-                    got = {}
-                    for mode in (1, 0, -1):
-                        reducekit._C._rows_select(mode)
-                        got[mode] = f(t, 1)
-                    for mode in (1, 0):
-                        assert same_bits(got[mode], got[-1]), f"{op} {dtype} rows of {L} values: mode {mode} against the tree"
-                    assert torch.equal(got[1], getattr(torch, op)(t, 1)), f"{op} {dtype} rows of {L} values against torch"
+                        x[r, L - 1] = top  # the short lane's last value
+                shifted = torch.empty(x.numel() + 1, dtype=dtype, device=x.device)[1:].view(x.shape)
+                shifted.copy_(x)  # the same rows on a start one value past a 16-byte boundary
+                for t in (x, x[1:], shifted):  # x[1:] starts L values in: misaligned when the rows are
+                    _select_modes_agree(op, f, t, f"{op} {dtype} rows of {L} values")
+        # Rows enough for the rule (rows_select_pays: 1024 threads an SM, 8448 rows at W = 16 for 33
+        # lanes on 132 SMs): mode 0 takes the form here, ties across lane 1 and lane W in every row.
+        x = _lane_rows(9000 if dtype != torch.int8 else 64, 33, item, dtype, "select-rule", 13)
+        L, top = x.shape[1], (-1e4 if fl else -127) if op == "argmin" else (1e4 if fl else 127)
+        x[:, E + 5] = top
+        x[:, 16 * E + 2] = top
+        _select_modes_agree(op, f, x, f"{op} {dtype} {tuple(x.shape)} (the rule's form)")
     finally:
         reducekit._C._rows_select(0)
+
+
+def _select_modes_agree(op, f, t, what):
+    """f(t, 1) with the strided warp form forced (_rows_select 1), by the rule (0) and never (-1):
+    the same bits, and torch's index."""
+    got = {}
+    for mode in (1, 0, -1):
+        reducekit._C._rows_select(mode)
+        got[mode] = f(t, 1)
+    for mode in (1, 0):
+        assert same_bits(got[mode], got[-1]), f"{what}: mode {mode} against the tree"
+    assert torch.equal(got[1], getattr(torch, op)(t, 1)), f"{what} against torch"
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16, torch.float16], ids=str)
@@ -597,6 +619,53 @@ def test_columns_launch_shapes_keep_the_bits(op, dtype):
                 assert torch.equal(a, b), f"{op} {tuple(x.shape)}"
             else:  # at most 600 values a column, far from 0: float32 or bfloat16 rounding of the result
                 torch.testing.assert_close(a.double(), b.double(), rtol=2.0**-7 if dtype == torch.bfloat16 else 1e-5, atol=0)
+
+
+# Welford's one-column columns on 2- and 4-byte values have two builds of the columns kernel, held
+# to 2 and to 3 blocks an SM (tuning.h's columns_wide_pays; the _columns_wide hook): (shape, dim,
+# offset into the buffer). One lane of rows and many (R = 4097: split over lane tiles, finished in the
+# last block or by a second launch), packed batches of short R and narrow C, a misaligned start and
+# row stride, and (10, 281600) over dim 0, 1100 blocks of 256 columns: the rule's 3-blocks build for
+# float32 too (from 8 blocks an SM on 132 SMs).
+WIDE_CASES = [((3001, 11, 5), 1, 0), ((3001, 11, 5), 1, 1), ((300, 517), 0, 3), ((257, 37, 3), 1, 0), ((4097, 45), 0, 1),
+              ((9, 300, 2), 1, 0), ((33, 70000), 0, 0), ((10, 281600), 0, 0)]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64], ids=str)
+@pytest.mark.parametrize("op", ["var_mean", "std"])
+def test_columns_wide_keeps_the_bits(op, dtype):
+    """Welford's columns by the build held to 3 blocks an SM (_columns_wide 1), by the rule (0) and
+    by the build held to 2 (-1), each with one column a thread forced and with the rule's loads,
+    with the one-launch finish and without: the CPU's bits in every combination (the CPU is the
+    GPU's bitwise oracle for the var family on finite data). float64 has one build: its modes are
+    the control. Data of mean 7, so that a lost row moves a variance far outside its rounding."""
+    f = LANES_OPS[op]
+    try:
+        for shape, d, off in WIDE_CASES:
+            n = math.prod(shape)
+            x = _data((n + off,), dtype, "cuda", f"wide{shape}", mean=7.0)[off:].view(shape)
+            want = f(x.cpu(), d)
+            want = list(want) if isinstance(want, tuple) else [want]
+            for mode, loads, fused in [(m, l, u) for m in (1, 0, -1) for l in (0, 2) for u in (True, False)]:
+                reducekit._C._columns_wide(mode)
+                reducekit._C._dims_columns_config(0, 0, 0, loads)
+                reducekit._C._dims_fused_finish(fused)
+                got = f(x, d)
+                for a, b in zip(list(got) if isinstance(got, tuple) else [got], want):
+                    assert same_bits(a.cpu(), b), (f"{op} {dtype} {shape} over {d} (offset {off}): columns_wide {mode}, loads {loads}, "
+                                                   f"fused finish {fused} against the CPU")
+    finally:
+        reducekit._C._columns_wide(0)
+        reducekit._C._dims_columns_config(0, 0, 0, 0)
+        reducekit._C._dims_fused_finish(True)
+
+
+@pytest.mark.cuda
+def test_columns_wide_hook_rejects_a_bad_mode():
+    """The hook names itself, the value and the modes (a CUDA build's hook)."""
+    with pytest.raises(ValueError, match=r"_columns_wide: mode must be -1 .* got 2"):
+        reducekit._C._columns_wide(2)
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -91,7 +91,8 @@ namespace rk {
   X(RowsSelectPair, "rows_select_pair", "engine rows of argmax / argmin by the strided warp form: the second lane of each pair is lost") \
   X(CpuIntColumnsRow1, "cpu_int_columns_row1", "CPU amax/amin columns of bool and integers in AVX2 (whole columns, four vectors of a row at a time): the second row is not read") \
   X(CpuLseShortRows, "cpu_lse_short_rows", "CPU logsumexp rows of at most 8 lanes in AVX2 (several rows as the lanes of a block a lane, lse_short_rows): each row's last value is not read") \
-  X(CpuFewRowsLane, "cpu_few_rows_lane", "CPU sum's columns of at most 16 rows in AVX2 (each column vector's lanes read from the rows and its tree built in registers, the empty lanes skipped: few_rows_chunk): row 1 is not read (its lane stays +0.0)")
+  X(CpuFewRowsLane, "cpu_few_rows_lane", "CPU sum's columns of at most 16 rows in AVX2 (each column vector's lanes read from the rows and its tree built in registers, the empty lanes skipped: few_rows_chunk): row 1 is not read (its lane stays +0.0)") \
+  X(ColumnsWideLastRow, "columns_wide_last_row", "engine columns, Welford's one-column build held to 3 blocks an SM (kWide): each lane of more than one row loses its last row")
 
 enum class Fault : int {
 #define RK_FAULT_ENUM(id, name, what) id,

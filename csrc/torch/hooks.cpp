@@ -58,7 +58,7 @@ void bind_hooks(pybind11::module_& m) {
     return old;
   }, "Tuning hook: force the operators' rows kernel lanes per thread; 0 restores the rule. Returns the previous value.",
      pybind11::arg("lpt"));
-  // The three-way mode hooks of the rows kernels (-1, 0 the rule, 1): each sets one override and
+  // The three-way mode hooks of the engine's kernels (-1, 0 the rule, 1): each sets one override and
   // returns its previous value. `modes` names what -1 and 1 do, for the error message.
   const auto mode_hook = [&m](const char* name, int TuningOverrides::*field, const char* modes, const char* doc) {
     m.def(name, [name, field, modes](int mode) {
@@ -79,6 +79,11 @@ void bind_hooks(pybind11::module_& m) {
             "Test and benchmark hook: argmax and argmin rows by the strided warp form (select_rows_kernel; -1 never, 1 "
             "wherever possible: 2-, 4- and 8-byte values, 0 the rule: rows_select_pays in tuning.h). The same bits in every "
             "mode. Returns the previous mode.");
+  mode_hook("_columns_wide", &TuningOverrides::columns_wide,
+            "-1 (the build held to 2 blocks an SM), 0 (the rule) or 1 (the build held to 3 blocks an SM wherever it is compiled)",
+            "Test and benchmark hook: Welford's one-column columns (var, std, var_mean, std_mean on 2- and 4-byte values) by "
+            "the columns kernel's build held to 3 blocks an SM (-1 never, 1 always, 0 the rule: columns_wide_pays in "
+            "tuning.h). The same bits in every mode. Returns the previous mode.");
   mode_hook("_rows_short_lanes", &TuningOverrides::short_lanes, "-1 (element loads), 0 (the rule) or 1 (a whole lane's vectors)",
             "Test and benchmark hook: how a row's short last lane is read in the engine's rows kernels, for every operator and "
             "dtype: -1 element loads (as before session 53), 1 a whole lane's 16-byte loads; 0 restores the rule (vectors "

@@ -30,6 +30,7 @@ struct TuningOverrides {
   int rows_stripes = 0;   // engine rows (CUDA), one lane a thread: -1 one lane, 1 two lanes (t, t + W) a thread wherever possible (0: shapes.cu's rule)
   int short_lanes = 0;    // engine rows (CUDA), a short last lane: -1 element loads, 1 a whole lane's vectors, for every operator (0: family.cuh's rule; tests, benchmarks: the same bits)
   int rows_select = 0;    // engine rows (CUDA), argmax and argmin: -1 the tree kernels, 1 the strided warp form (select_rows_kernel) wherever possible (0: rows_select_pays; tests, benchmarks: the same bits)
+  int columns_wide = 0;   // engine columns (CUDA), Welford one column a thread on 2- and 4-byte values: -1 the kernel held to 2 blocks an SM, 1 the one held to 3 wherever compiled (0: columns_wide_pays; tests, benchmarks: the same bits)
 };
 
 // The CUDA gather step (several reduced dims read through the dims, engine/plan.h) with a reduced
@@ -387,6 +388,28 @@ inline const ColumnsScalarRow* columns_row(int elem_bytes, bool aligned, bool ba
 // Whether a shape of the row's class reads one column a thread (r null: vectors).
 inline bool columns_scalar(const ColumnsScalarRow* r, int64_t vector_threads, int num_sms) {
   return r && (r->below_threads_per_sm == kAlways || vector_threads < r->below_threads_per_sm * num_sms);
+}
+
+
+// Welford's one-column columns (var, std, var_mean, std_mean over a strided R: reduce.cuh's
+// columns_kernel with ColumnLoads::Scalar) have two builds: one held to 2 blocks an SM (86
+// registers), one to 3 (kWide: 80 registers and 20 bytes of spill stores; ptxas -v, sm_90, float32
+// and bfloat16 alike; 4 bytes in the fused-finish build). At 2, ncu gave var_mean float32 (153, 188020)
+// over dim 0 25% occupancy and DRAM 31% busy (H200, session 61). Measured with benchmarks/columns_lab
+// on the sweep's batched one-column cases (seeds 21-24), builds at 2 and 3 blocks side by side, two
+// repeats, the same bits in every case (benchmarks/results/h200/s61/lab6_columns_min_blocks/ and
+// lab7_16bit_min_blocks/; 3 / 2 blocks):
+//  - bfloat16 and float16 var_mean (42 cases): 0.79-0.90 from 30 us, 0.81-1.05 under it (the losses
+//    1.03-1.05 at 15-29 us): 3 blocks at every size;
+//  - float32 var_mean (12 cases): 0.80-0.97 on the 7 grids of 1226-37088 blocks (153 x 188020: 0.86),
+//    but 1.05-1.22 on 4 of the 5 grids of 308-508 blocks (12-19 us; R = 32, C = 78638 0.93): 3 blocks
+//    from kColumnsWideBlocksPerSm4Byte blocks an SM (1056 on 132 SMs), between the two groups;
+//  - argmax and logsumexp changed little (float32 and int32 geometric mean 1.00, 16-bit median 0.99):
+//    they keep one build; float64 Welford is unmeasured and keeps one build (2 blocks).
+inline constexpr int64_t kColumnsWideBlocksPerSm4Byte = 8;
+inline bool columns_wide_pays(int elem_bytes, int64_t blocks, int num_sms, const TuningOverrides& o) {
+  if (o.columns_wide != 0) return o.columns_wide > 0;
+  return elem_bytes == 2 || (elem_bytes == 4 && blocks >= kColumnsWideBlocksPerSm4Byte * num_sms);
 }
 
 }  // namespace rk

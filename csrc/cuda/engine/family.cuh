@@ -22,10 +22,7 @@ struct IsSelect : std::false_type {};
 template <class T, bool kMax>
 struct IsSelect<red::ArgExt<T, kMax>> : std::true_type {};
 
-template <class Op>
-struct IsWelford : std::false_type {};
-template <class T, class A>
-struct IsWelford<red::Welford<T, A>> : std::true_type {};
+using eng::IsWelford;  // var, std and their _mean forms (reduce.cuh)
 
 // The rule for a row's short last lane in the rows kernel (red::Params::short_vectors): a whole
 // lane's 16-byte loads, or element loads where those lost against them in the same build

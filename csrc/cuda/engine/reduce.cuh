@@ -63,6 +63,11 @@ struct LaneCutFree<red::ArgExt<T, kMax>> : std::true_type {};
 // rule, tuning.h's rows_stripes_pay, tells them from Welford and logsumexp).
 template <class Op>
 inline constexpr bool kSelectOp = Op::kBatched && LaneCutFree<Op>::value;
+// var, std and their _mean forms (Welford's state).
+template <class Op>
+struct IsWelford : std::false_type {};
+template <class T, class A>
+struct IsWelford<red::Welford<T, A>> : std::true_type {};
 
 // How a columns-kernel thread reads its columns (a property of the launch, one kernel each):
 //  - Vectors: 16/sizeof(In) columns a thread, 16-byte loads; every row's vector is aligned (x
@@ -1221,12 +1226,17 @@ __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[kColumnWidth
 // instantiation, since the finish call's registers are the whole kernel's (session 47's single
 // kernel took 16-23 more registers in 40 of 138 float kernels, and large columns ran 1.25-1.3x
 // slower: NOTES.md, session 48).
-template <class In, class Op, class Out0, class Out1, ColumnLoads L, bool kGather = false, bool kFused = false>
-__global__ void __launch_bounds__(kThreads, 2)
+// kWide (Welford one column a thread on 2- and 4-byte values, kColumnsWideForm): the same code held
+// to 3 blocks an SM, not 2 (tuning.h's columns_wide_pays says where, with its measurement).
+template <class In, class Op, ColumnLoads L>
+inline constexpr bool kColumnsWideForm = IsWelford<Op>::value && L == ColumnLoads::Scalar && (sizeof(In) == 2 || sizeof(In) == 4);
+template <class In, class Op, class Out0, class Out1, ColumnLoads L, bool kGather = false, bool kFused = false, bool kWide = false>
+__global__ void __launch_bounds__(kThreads, kWide ? 3 : 2)
     columns_kernel(const In* __restrict__ x, int64_t B, int64_t R, int64_t C, int TX, int TY, int TB, int LPT, Divider tiles_x,
                    Divider tiles_y, Outs<Out0, Out1> out, typename Op::Acc* __restrict__ partials, red::Params prm, Gather g,
                    int64_t span, FusedFinish fused) {
   static_assert(!kGather || (LaneCutFree<Op>::value && !Op::kBatched), "a gathered column lane is read in pieces");
+  static_assert(!kWide || kColumnsWideForm<In, Op, L>, "the 3-blocks build is Welford's one-column form alone");
   using Acc = typename Op::Acc;
   constexpr int G = 64 / sizeof(In), V = kColumnWidth<In, L>;
   // Columns exchanged per shared-memory round: at most 32 KB of accumulators.
@@ -1288,7 +1298,9 @@ __global__ void __launch_bounds__(kThreads, 2)
     } else {
       const Bounds bx = bounds_of(x, B * R * C);
       const bool inside = L != ColumnLoads::Realigned || rows == 0 || (bx.holds(base + r0 * C, 1) && bx.holds(base + (r0 + rows - 1) * C, 2));
-      column_lane<In, Op, kColumnBatchOf<In, Op, L>, L>(acc, base + r0 * C, C, cols > 0 ? rows : 0, cols, r0, prm, inside);
+      // planted: the 3-blocks build's lanes lose their last row
+      const int read = kWide && RK_FAULT_IS(ColumnsWideLastRow) && rows > 1 ? rows - 1 : rows;
+      column_lane<In, Op, kColumnBatchOf<In, Op, L>, L>(acc, base + r0 * C, C, cols > 0 ? read : 0, cols, r0, prm, inside);
     }
     int k = 0;
     for (; (j >> k) & 1; ++k) {
@@ -1489,8 +1501,13 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
                               Divider::of(static_cast<uint32_t>(s.tiles_x)), Divider::of(static_cast<uint32_t>(s.tiles_y)), out, partials, prm, gather, span,
                               fused);
     };
-    auto pick = [&](auto form) {  // the fused instantiation where the step finishes in its kernel
+    auto pick = [&](auto form) {  // the fused instantiation where the step finishes in its kernel; Welford's 3-blocks build
       constexpr ColumnLoads kL = decltype(form)::value;
+      if constexpr (kColumnsWideForm<In, Op, kL>) {
+        if (columns_wide_pays(static_cast<int>(sizeof(In)), s.blocks, num_sms, o))
+          return fused.counters ? go(columns_kernel<In, Op, Out0, Out1, kL, kG, true, true>)
+                                : go(columns_kernel<In, Op, Out0, Out1, kL, kG, false, true>);
+      }
       return fused.counters ? go(columns_kernel<In, Op, Out0, Out1, kL, kG, true>) : go(columns_kernel<In, Op, Out0, Out1, kL, kG, false>);
     };
     switch (s.loads) {  // every form named: a new one fails to compile here (-Werror=switch, setup.py)

@@ -92,7 +92,8 @@ namespace rk {
   X(CpuIntColumnsRow1, "cpu_int_columns_row1", "CPU amax/amin columns of bool and integers in AVX2 (whole columns, four vectors of a row at a time): the second row is not read") \
   X(CpuLseShortRows, "cpu_lse_short_rows", "CPU logsumexp rows of at most 8 lanes in AVX2 (several rows as the lanes of a block a lane, lse_short_rows): each row's last value is not read") \
   X(CpuFewRowsLane, "cpu_few_rows_lane", "CPU sum's columns of at most 16 rows in AVX2 (each column vector's lanes read from the rows and its tree built in registers, the empty lanes skipped: few_rows_chunk): row 1 is not read (its lane stays +0.0)") \
-  X(ColumnsWideLastRow, "columns_wide_last_row", "engine columns, Welford's one-column build held to 3 blocks an SM (kWide): each lane of more than one row loses its last row")
+  X(ColumnsWideLastRow, "columns_wide_last_row", "engine columns, Welford's one-column build held to 3 blocks an SM (kWide): each lane of more than one row loses its last row") \
+  X(CpuArgColumnsTie, "cpu_arg_columns_tie", "CPU argmax/argmin columns in AVX2 (whole columns, rows in index order: arg_columns_whole): a value equal to the column's extreme so far takes its row (the last tie wins)")
 
 enum class Fault : int {
 #define RK_FAULT_ENUM(id, name, what) id,

@@ -637,15 +637,26 @@ WIDE_CASES = [((3001, 11, 5), 1, 0), ((3001, 11, 5), 1, 1), ((300, 517), 0, 3), 
 def test_columns_wide_keeps_the_bits(op, dtype):
     """Welford's columns by the build held to 3 blocks an SM (_columns_wide 1), by the rule (0) and
     by the build held to 2 (-1), each with one column a thread forced and with the rule's loads,
-    with the one-launch finish and without: the CPU's bits in every combination (the CPU is the
-    GPU's bitwise oracle for the var family on finite data). float64 has one build: its modes are
+    with the one-launch finish and without: one set of bits in every combination, and on float32
+    and float64 the CPU's (the CPU is the GPU's bitwise oracle for the var family on finite data).
+    16-bit columns are compared with the 2-blocks build's with the rule's loads instead: CUDA's
+    columns kernel enters a lane of 32 16-bit rows as two runs of 16, the CPU as one run of 32, and
+    the two orders round a 16-bit variance differently in a few columns in 10^4-10^5
+    (benchmarks/welford16_batches.py; NOTES.md, session 62). float64 has one build: its modes are
     the control. Data of mean 7, so that a lost row moves a variance far outside its rounding."""
     f = LANES_OPS[op]
+    half = dtype in (torch.bfloat16, torch.float16)
     try:
         for shape, d, off in WIDE_CASES:
             n = math.prod(shape)
             x = _data((n + off,), dtype, "cuda", f"wide{shape}", mean=7.0)[off:].view(shape)
-            want = f(x.cpu(), d)
+            if half:
+                reducekit._C._columns_wide(-1)
+                reducekit._C._dims_columns_config(0, 0, 0, 0)
+                reducekit._C._dims_fused_finish(True)
+                want, what = f(x, d), "the 2-blocks build"
+            else:
+                want, what = f(x.cpu(), d), "the CPU"
             want = list(want) if isinstance(want, tuple) else [want]
             for mode, loads, fused in [(m, l, u) for m in (1, 0, -1) for l in (0, 2) for u in (True, False)]:
                 reducekit._C._columns_wide(mode)
@@ -653,8 +664,8 @@ def test_columns_wide_keeps_the_bits(op, dtype):
                 reducekit._C._dims_fused_finish(fused)
                 got = f(x, d)
                 for a, b in zip(list(got) if isinstance(got, tuple) else [got], want):
-                    assert same_bits(a.cpu(), b), (f"{op} {dtype} {shape} over {d} (offset {off}): columns_wide {mode}, loads {loads}, "
-                                                   f"fused finish {fused} against the CPU")
+                    assert same_bits(a.cpu(), b.cpu()), (f"{op} {dtype} {shape} over {d} (offset {off}): columns_wide {mode}, loads {loads}, "
+                                                         f"fused finish {fused} against {what}")
     finally:
         reducekit._C._columns_wide(0)
         reducekit._C._dims_columns_config(0, 0, 0, 0)

@@ -830,6 +830,59 @@ def select_rows_block(d: str, root: str = ROOT) -> str:
     return "\n".join(out)
 
 
+# Welford's one-column columns held to 3 blocks an SM (session 62): the sweep's var_mean cases of
+# several draws, one build, the rule against the 2-blocks build everywhere (_columns_wide(-1), the
+# previous build's kernel) and against the 3-blocks build wherever compiled (_columns_wide(1)).
+COLUMNS_WIDE_AB = "benchmarks/results/h100/s62/run1_build_ab/ab"
+
+
+def columns_wide_block(d: str, root: str = ROOT) -> str:
+    """Per dtype and plan class: the var_mean cases' graph time with the rule / with -1 and with 1 / with
+    -1 (geometric means), and the cases the rule moved by more than 3%."""
+    path = os.path.join(root, d)
+    seeds = sorted(int(m.group(1)) for f in (os.listdir(path) if os.path.isdir(path) else [])
+                   if (m := re.fullmatch(r"a_(\d+)", f)) and os.path.exists(os.path.join(path, f, "sweep_cuda.json")))
+    if not seeds:
+        return f"(no result directory yet: `{d}`)"
+    gm = _bench_script("sweep").geomean
+    key = lambda r: (r["op"], r["dtype"], str(r["shape"]), str(r["dims"]), r["layout"])  # noqa: E731
+
+    def rows_of(side, seed):
+        with open(os.path.join(path, f"{side}_{seed}", "sweep_cuda.json")) as f:
+            run = json.load(f)
+        return run, {key(r): r for r in run["rows"] if "ours_graph_us" in r}
+
+    groups: dict = {}
+    moved = []
+    env = None
+    for seed in seeds:
+        (env, a), (_, never), (_, always) = rows_of("a", seed), rows_of("b0", seed), rows_of("b1", seed)
+        for k, r in a.items():
+            if k in never and k in always:
+                q = (r["ours_graph_us"] / never[k]["ours_graph_us"], always[k]["ours_graph_us"] / never[k]["ours_graph_us"])
+                groups.setdefault((r["dtype"], r["plan"]), []).append(q)
+                if abs(q[0] - 1) > 0.03:
+                    moved.append((seed, r, q, never[k]))
+    n = sum(len(v) for v in groups.values())
+    lines = [para(f"{env['device_name']}, {env['date']}, torch {env['torch']}: the random-shape sweep's var_mean cases of seeds "
+                  f"{', '.join(map(str, seeds))} ({n} cases), graph timing, one build, three runs a seed back to back: the rule, "
+                  "the build held to 2 blocks an SM everywhere (`--columns-wide -1`: the previous build's kernel) and the one "
+                  "held to 3 wherever it is compiled (`--columns-wide 1`). Our time over the 2-blocks run's, geometric means; "
+                  f"generated from `{d}`."), "",
+             "| dtype | plan | cases | rule / 2 blocks | 3 blocks / 2 blocks | lowest, highest (rule) |", "|---|---|---:|---:|---:|---:|"]
+    for (dt, plan), v in sorted(groups.items()):
+        lines.append(f"| {dt} | {plan} | {len(v)} | {gm([x for x, _ in v]):.3f} | {gm([y for _, y in v]):.3f} | "
+                     f"{min(x for x, _ in v):.2f}, {max(x for x, _ in v):.2f} |")
+    lines += ["", para("The cases the rule moved by more than 3% (rule / 2 blocks; graph ratio to torch with the 2-blocks build and "
+                       "with the rule, each against its own run's torch):"), "",
+              "| seed | dtype | shape | dims | layout | MiB | 2 blocks us | rule / 2 blocks | 3 blocks / 2 blocks | vs torch, 2 blocks -> rule |",
+              "|---:|---|---|---|---|---:|---:|---:|---:|---|"]
+    for seed, r, q, b in sorted(moved, key=lambda m: m[2][0]):
+        lines.append(f"| {seed} | {r['dtype']} | {tuple(r['shape'])} | {r['dims']} | {r['layout']} | {r['bytes'] / 2**20:.1f} | "
+                     f"{b['ours_graph_us']:.1f} | {q[0]:.2f} | {q[1]:.2f} | {b['ratio_graph']:.3f} -> {r['ratio_graph']:.3f} |")
+    return "\n".join(lines)
+
+
 def _bench_script(name: str):
     """A module of benchmarks/ (a script beside this one), imported by name."""
     import importlib
@@ -897,6 +950,7 @@ def blocks(root: str = ROOT) -> dict[str, str]:
         "stripes_refit": stripes_block(load(STRIPES_REFIT_FILL), None, STRIPES_REFIT_FILL,
                                        rule="session 59's rule (two stripes in every case here)"),
         "select_rows": select_rows_block(SELECT_ROWS_LAB, root),
+        "columns_wide": columns_wide_block(COLUMNS_WIDE_AB, root),
         "sweep": sweep_block(load(SWEEP), load(SWEEP_BEFORE), load(SWEEP_CPU), load(SWEEP_CPU_BEFORE), load(SWEEP_LATER),
                              load(SWEEP_LATER_BEFORE)),
         "misaligned": misaligned_block(load(MISALIGNED), MISALIGNED),

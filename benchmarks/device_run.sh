@@ -343,21 +343,26 @@ if has sweep_hook_ab; then
   # "--only-ops var_mean"), AB_B the other runs' hook flags, ';' between runs (e.g. "--columns-wide
   # -1;--columns-wide 1"). A seed's runs go back to back, the rule's first on even seeds' turns and
   # last on odd ones; benchmarks/sweep_pair.py pairs each with the rule's (pair_SEED_bK.md).
-  log "sweep hook A/B (the rule against: ${AB_B:?AB_B: sweep.py flags of the other runs}; seeds ${AB_SEEDS:-21}; ${AB_ARGS:-})"
+  log "sweep hook A/B (the rule against: ${AB_B:-}; seeds ${AB_SEEDS:-21}; ${AB_ARGS:-})"
   mkdir -p "$OUT/res/ab"
-  IFS=';' read -r -a variants <<<"$AB_B"
+  IFS=';' read -r -a variants <<<"${AB_B:-}"
   sides="a"
   for k in "${!variants[@]}"; do sides="$sides b$k"; done
   rc=0
   n=0
+  [ ${#variants[@]} = 0 ] && { log "sweep_hook_ab: AB_B (the other runs' sweep.py flags) is empty"; rc=1; AB_SEEDS=" "; }
   for seed in ${AB_SEEDS:-21}; do
     order=$sides
     [ $((n % 2)) = 1 ] && order="$(echo $sides | cut -d' ' -f2-) a"
     for side in $order; do
       flags=${AB_ARGS:-}
       [ $side != a ] && flags="$flags ${variants[${side#b}]}"
-      timeout -s TERM ${AB_TIMEOUT:-200} python3 benchmarks/sweep.py --device cuda --seed $seed --cases ${SWEEP_CASES:-400} \
-        --budget ${SWEEP_BUDGET:-0.05} --out "$OUT/res/ab/${side}_$seed" $flags >"$OUT/res/ab/${side}_$seed.log" 2>&1 || rc=1
+      # SIGTERM at the limit: sweep.py writes the cases timed so far (sweep_pair.py pairs the cases both runs timed).
+      timeout -s TERM ${AB_TIMEOUT:-420} python3 benchmarks/sweep.py --device cuda --seed $seed --cases ${SWEEP_CASES:-400} \
+        --budget ${SWEEP_BUDGET:-0.05} --out "$OUT/res/ab/${side}_$seed" $flags >"$OUT/res/ab/${side}_$seed.log" 2>&1
+      r=$?
+      [ $r = 124 ] && [ -f "$OUT/res/ab/${side}_$seed/sweep_cuda.json" ] && log "sweep_hook_ab: seed $seed $side stopped by its time limit (partial)" && r=0
+      [ $r = 0 ] || rc=1
     done
     for k in "${!variants[@]}"; do
       echo "-- seed $seed: the rule against ${variants[$k]}"

@@ -483,9 +483,10 @@ def test_select_rows_keep_the_bits(op, dtype):
                 shifted.copy_(x)  # the same rows on a start one value past a 16-byte boundary
                 for t in (x, x[1:], shifted):  # x[1:] starts L values in: misaligned when the rows are
                     _select_modes_agree(op, f, t, f"{op} {dtype} rows of {L} values")
-        # Rows enough for the rule (rows_select_pays: 1024 threads an SM, 8448 rows at W = 16 for 33
-        # lanes on 132 SMs): mode 0 takes the form here, ties across lane 1 and lane W in every row.
-        x = _lane_rows(9000 if dtype != torch.int8 else 64, 33, item, dtype, "select-rule", 13)
+        # Rows enough for the rule (rows_select_pays: 1024 threads an SM, at W = 16 for 33 lanes 64
+        # rows an SM): mode 0 takes the form here, ties across lane 1 and lane W in every row.
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
+        x = _lane_rows(64 * sms + 100 if dtype != torch.int8 else 64, 33, item, dtype, "select-rule", 13)
         L, top = x.shape[1], (-1e4 if fl else -127) if op == "argmin" else (1e4 if fl else 127)
         x[:, E + 5] = top
         x[:, 16 * E + 2] = top

@@ -1187,32 +1187,25 @@ RK_OPS_AVX2 typename Op::Acc arg_run(const In* x, int64_t i0, int64_t i1) {
 inline constexpr int64_t kArgColumnsSpan = 256;
 template <class V>
 struct ArgCols;
-template <>
-struct ArgCols<__m256> {  // float32 (16-bit floats converted)
-  RK_OPS_AVX2 static __m256 take(__m256 v, __m256 m, bool max) {
-    const __m256 b = max ? _mm256_cmp_ps(v, m, _CMP_GT_OQ) : _mm256_cmp_ps(v, m, _CMP_LT_OQ);
-    return _mm256_or_ps(b, _mm256_andnot_ps(_mm256_cmp_ps(m, m, _CMP_UNORD_Q), _mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
-  }
-  RK_OPS_AVX2 static __m256 or_tie(__m256 t, __m256 v, __m256 m) { return _mm256_or_ps(t, _mm256_cmp_ps(v, m, _CMP_EQ_OQ)); }
-  RK_OPS_AVX2 static __m256 pick(__m256 m, __m256 v, __m256 t) { return _mm256_blendv_ps(m, v, t); }
-  RK_OPS_AVX2 static __m256i mask(__m256 t) { return _mm256_castps_si256(t); }
-  RK_OPS_AVX2 static __m256 load(const float* p) { return _mm256_load_ps(p); }
-  RK_OPS_AVX2 static void store(float* p, __m256 v) { _mm256_store_ps(p, v); }
-  RK_OPS_AVX2 static __m256i row(int64_t k) { return _mm256_set1_epi32(static_cast<int>(k)); }
-};
-template <>
-struct ArgCols<__m256d> {  // float64
-  RK_OPS_AVX2 static __m256d take(__m256d v, __m256d m, bool max) {
-    const __m256d b = max ? _mm256_cmp_pd(v, m, _CMP_GT_OQ) : _mm256_cmp_pd(v, m, _CMP_LT_OQ);
-    return _mm256_or_pd(b, _mm256_andnot_pd(_mm256_cmp_pd(m, m, _CMP_UNORD_Q), _mm256_cmp_pd(v, v, _CMP_UNORD_Q)));
-  }
-  RK_OPS_AVX2 static __m256d or_tie(__m256d t, __m256d v, __m256d m) { return _mm256_or_pd(t, _mm256_cmp_pd(v, m, _CMP_EQ_OQ)); }
-  RK_OPS_AVX2 static __m256d pick(__m256d m, __m256d v, __m256d t) { return _mm256_blendv_pd(m, v, t); }
-  RK_OPS_AVX2 static __m256i mask(__m256d t) { return _mm256_castpd_si256(t); }
-  RK_OPS_AVX2 static __m256d load(const double* p) { return _mm256_load_pd(p); }
-  RK_OPS_AVX2 static void store(double* p, __m256d v) { _mm256_store_pd(p, v); }
-  RK_OPS_AVX2 static __m256i row(int64_t k) { return _mm256_set1_epi64x(k); }
-};
+// The float forms, one text for both widths: V the vector, T its value, S the intrinsics' suffix
+// (ps, pd), SET1 the rows' broadcast (float32's 8 rows as int32, float64's 4 as int64).
+#define RK_ARG_COLS_FLOAT(V, T, S, SET1, ROW)                                                                         \
+  template <>                                                                                                          \
+  struct ArgCols<V> {                                                                                                  \
+    RK_OPS_AVX2 static V take(V v, V m, bool max) {                                                                    \
+      const V b = max ? _mm256_cmp_##S(v, m, _CMP_GT_OQ) : _mm256_cmp_##S(v, m, _CMP_LT_OQ);                          \
+      return _mm256_or_##S(b, _mm256_andnot_##S(_mm256_cmp_##S(m, m, _CMP_UNORD_Q), _mm256_cmp_##S(v, v, _CMP_UNORD_Q))); \
+    }                                                                                                                  \
+    RK_OPS_AVX2 static V or_tie(V t, V v, V m) { return _mm256_or_##S(t, _mm256_cmp_##S(v, m, _CMP_EQ_OQ)); }         \
+    RK_OPS_AVX2 static V pick(V m, V v, V t) { return _mm256_blendv_##S(m, v, t); }                                   \
+    RK_OPS_AVX2 static __m256i mask(V t) { return _mm256_cast##S##_si256(t); }                                        \
+    RK_OPS_AVX2 static V load(const T* p) { return _mm256_load_##S(p); }                                              \
+    RK_OPS_AVX2 static void store(T* p, V v) { _mm256_store_##S(p, v); }                                              \
+    RK_OPS_AVX2 static __m256i row(int64_t k) { return SET1(static_cast<ROW>(k)); }                                    \
+  };
+RK_ARG_COLS_FLOAT(__m256, float, ps, _mm256_set1_epi32, int)      // float32 (16-bit floats converted)
+RK_ARG_COLS_FLOAT(__m256d, double, pd, _mm256_set1_epi64x, int64_t)  // float64
+#undef RK_ARG_COLS_FLOAT
 template <>
 struct ArgCols<__m256i> {  // integers up to 32 bits, widened to int32
   RK_OPS_AVX2 static __m256i take(__m256i v, __m256i m, bool max) { return max ? _mm256_cmpgt_epi32(v, m) : _mm256_cmpgt_epi32(m, v); }

@@ -1674,7 +1674,7 @@ void run(const OpDesc& d) {
     // argmax and argmin (vec::arg_columns_whole). A tile of columns a task whose R rows take at most
     // kIntColumnsTileBytes (L2-resident, so that the tile's later column blocks find its rows in
     // cache), at least 128 bytes of a row.
-    if (R > 0 && R <= INT32_MAX && cpu_avx2()) {
+    if (R > 0 && (!vec::kArgRun<In, Op> || R <= INT32_MAX) && cpu_avx2()) {  // argmax's rows held as int32 lanes
       const int64_t C = d.inner, step = 128 / static_cast<int64_t>(sizeof(In));
       const int64_t fit = kIntColumnsTileBytes / (R * static_cast<int64_t>(sizeof(In)));
       const int64_t tw = std::min(C, std::max(step, fit / step * step));

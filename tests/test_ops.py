@@ -656,6 +656,10 @@ def test_columns_wide_keeps_the_bits(op, dtype):
                 reducekit._C._dims_columns_config(0, 0, 0, 0)
                 reducekit._C._dims_fused_finish(True)
                 want, what = f(x, d), "the 2-blocks build"
+                # and the CPU's within one unit of the output's last place (the two orders' only difference)
+                cpu = f(x.cpu(), d)
+                for a, b in zip(want if isinstance(want, tuple) else [want], cpu if isinstance(cpu, tuple) else [cpu]):
+                    torch.testing.assert_close(a.cpu().double(), b.double(), rtol=torch.finfo(dtype).eps, atol=0)
             else:
                 want, what = f(x.cpu(), d), "the CPU"
             want = list(want) if isinstance(want, tuple) else [want]
@@ -718,6 +722,53 @@ def test_nan_and_tie_rules(device):
         # all-negative data: a wrong identity (0) would show wherever lanes are padded
         y = -1.0 - torch.arange(n, device=device, dtype=torch.float32)
         assert float(reducekit.amax(y)) == -1.0 and int(reducekit.argmax(y)) == 0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int32, torch.int16,
+                                   torch.int8, torch.uint8], ids=str)
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_arg_columns_specials(device, dtype, op):
+    """argmax and argmin over columns (the CPU walks whole columns row by row: arg_columns_whole)
+    give torch's index on columns holding ties of the extreme (the first wins), a NaN after a NaN
+    (the first NaN wins), a NaN below an infinity, +-inf, -0.0 against +0.0 (equal: the first wins),
+    subnormals, the extreme in the first and in the last row, and a column of one repeated value.
+    C = 300: more than one span of 256 columns, whole vectors and a last C % 8 = 4 columns read one
+    by one; 3 batches (over dim 1 of (3, R, C)); R = 1, 2 and 77; a view one column in (misaligned)."""
+    fl = dtype.is_floating_point
+    g = torch.Generator().manual_seed(seed_for("arg-columns", str(dtype)))
+    for R in (1, 2, 77):
+        if fl:
+            x = (torch.randn(3, R, 301, generator=g, dtype=torch.float64) * 3 + 1).to(dtype)
+        else:
+            lo = 0 if dtype == torch.uint8 else -100
+            x = torch.randint(lo, 100, (3, R, 301), generator=g, dtype=dtype)
+        top = torch.finfo(dtype).max if fl else torch.iinfo(dtype).max
+        if op == "argmin":
+            top = -top if fl else torch.iinfo(dtype).min
+        cols = [0, 7, 8, 255, 256, 257, 296, 299, 300]  # across spans, whole vectors and the last columns
+        for j, c in enumerate(cols):
+            b = j % 3
+            if R >= 2:
+                x[b, 0, c], x[b, R - 1, c] = top, top  # a tie: the first row wins
+            if fl and R >= 2:
+                kind = j % 5
+                if kind == 0:
+                    x[b, R // 2, c], x[b, R - 1, c] = math.nan, math.nan  # the first NaN wins
+                elif kind == 1:
+                    x[b, 0, c], x[b, R - 1, c] = (-math.inf if op == "argmin" else math.inf), math.nan  # NaN beats inf
+                elif kind == 2:
+                    x[b, :, c] = 0.0
+                    x[b, R - 1, c] = -0.0  # equal to +0.0: row 0 wins
+                elif kind == 3:
+                    x[b, :, c] = torch.finfo(dtype).tiny / 4  # subnormals (bfloat16: float32's)
+                    x[b, R - 1, c] = torch.finfo(dtype).tiny / (2 if op == "argmax" else 8)
+                else:
+                    x[b, :, c] = x[b, 0, c]  # one value repeated: row 0
+        x = x.to(device)
+        for t in (x, x[:, :, 1:]):
+            got, want = getattr(reducekit, op)(t, 1), getattr(torch, op)(t.cpu(), 1)
+            assert torch.equal(got.cpu(), want), f"{op} {dtype} {tuple(t.shape)} over 1 on {device}"
 
 
 GALLERY_OPS = ["prod", "amax", "amin", "all", "any"]

@@ -328,6 +328,10 @@ inline constexpr int kColumnsSpreadBlocksPerSm = 2;
 // and the regret against the fastest of the four.
 // The previous table (session 39, benchmarks/tune_columns.py, fitted with one lane a one-column
 // thread) had no 1-byte aligned row and no 4- or 8-byte batched rows.
+// Since session 63 the 2-byte batched rows' thresholds serve argmax alone: Welford and logsumexp on
+// 2-byte values read one column a thread at every size (reduce.cuh, columns_vectors_hold_lane: a
+// vector thread's 16 rows are half their lane), as these rows already sent them below 16384 vector
+// threads an SM (about 1.1 GB of input on 132 SMs).
 // Session 60 (H200, the same lab, `measured` after the semicolon): the 4-byte non-batched rows take 2
 // lanes, not the H100's 1. On the H200 one lane of 16 rows a thread left large one-batch columns at
 // 1.3-1.6x a read of their bytes (ncu, sum float32 R=1795 C=41070: about 315 warp instructions a

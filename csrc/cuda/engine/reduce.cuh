@@ -63,6 +63,10 @@ struct LaneCutFree<red::ArgExt<T, kMax>> : std::true_type {};
 // rule, tuning.h's rows_stripes_pay, tells them from Welford and logsumexp).
 template <class Op>
 inline constexpr bool kSelectOp = Op::kBatched && LaneCutFree<Op>::value;
+// Welford and logsumexp: a lane of G = 64 / sizeof(In) values is one run of their lane function, on
+// every kernel and on the CPU (the documented order: lanes of 64 bytes, then the pairwise tree).
+template <class Op>
+inline constexpr bool kWholeLaneOp = Op::kBatched && !LaneCutFree<Op>::value;
 // var, std and their _mean forms (Welford's state).
 template <class Op>
 struct IsWelford : std::false_type {};
@@ -88,13 +92,23 @@ inline constexpr int kColumnWidth = L == ColumnLoads::Scalar ? 1 : static_cast<i
 // registers of loads alone (ncu: sum bfloat16 (426, 35939) over dim 0 made 13,488 local-memory spill
 // requests, 44.8 us against 18.7 us for its aligned twin); argmax's 16-byte accumulators of 16 int8
 // columns are 64 registers more. Those take 8 rows where the lane may be cut (LaneCutFree: the same
-// bits); Welford and logsumexp keep 16, and their bits with them. A scalar lane holds one register
-// a row: the cut-free operators load up to 32 rows at once (a whole lane of 16-bit values).
+// bits). A scalar lane holds one register a row: the cut-free operators load up to 32 rows at once
+// (a whole lane of 16-bit values), Welford and logsumexp their whole lane of G rows in one run
+// (kWholeLaneOp; until session 63 16 rows, so that a 16-bit lane was two runs of 16 merged, not the
+// rows kernel's and the CPU's one run of 32: var_mean bfloat16 (33, 70000) over dim 0 differed from
+// the CPU in 4 columns). The vector forms hold 16 rows of 16-byte vectors: a whole lane of 4- and
+// 8-byte values, not of 1- and 2-byte ones (kColumnFormHoldsLane: those read one column a thread).
 template <class In, class Op, ColumnLoads L>
 inline constexpr int kColumnBatchOf =
-    L == ColumnLoads::Scalar ? (LaneCutFree<Op>::value ? 2 * kColumnBatch : kColumnBatch)
+    L == ColumnLoads::Scalar ? (LaneCutFree<Op>::value ? 2 * kColumnBatch : kWholeLaneOp<Op> ? static_cast<int>(64 / sizeof(In)) : kColumnBatch)
     : LaneCutFree<Op>::value && (L == ColumnLoads::Realigned || sizeof(typename Op::Acc) * (16 / sizeof(In)) >= 128) ? 8
                                                                                                          : kColumnBatch;
+// Whether the columns step of an operator (whole_lane: kWholeLaneOp) on elem-byte values may read
+// vectors of columns: their kColumnBatch rows hold its whole lane (columns_shape reads one column a
+// thread otherwise, and the vector kernels are not built).
+constexpr bool columns_vectors_hold_lane(bool whole_lane, int elem) { return !whole_lane || 64 / elem <= kColumnBatch; }
+template <class In, class Op, ColumnLoads L>
+inline constexpr bool kColumnFormHoldsLane = L == ColumnLoads::Scalar || columns_vectors_hold_lane(kWholeLaneOp<Op>, static_cast<int>(sizeof(In)));
 // The finish of one output with more than kSplitFinishPartials partials runs in two passes (run_step).
 constexpr int64_t kSplitFinishPartials = 2048;
 // Lanes per thread of the rows kernel: at most 2^(kMaxRowsLevels - 1).
@@ -1097,6 +1111,7 @@ __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[kColumnWidth
   static_assert(L == ColumnLoads::Vectors || L == ColumnLoads::Realigned || L == ColumnLoads::Scalar,
                 "a new ColumnLoads form needs its loads here");
   constexpr int G = 64 / sizeof(In), V = kColumnWidth<In, L>, kBatch = G < BATCH ? G : BATCH;
+  static_assert(!kWholeLaneOp<Op> || kBatch == G, "Welford's and logsumexp's column lane is one run of its G rows");
   using T = typename Op::T;
   // init false (a gathered lane's later piece, cut-free operators only): the rows continue acc.
   if (init) {
@@ -1135,8 +1150,10 @@ __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[kColumnWidth
     // predicates, and a short last batch (the whole lane when R is short) is read and entered as
     // 8 or 16 rows rather than kBatch predicated ones (a lane of 6 rows took 32 predicated loads
     // and checks). benchmarks/columns_lab, H100, session 43.
+    // planted: Welford's and logsumexp's 16-bit lanes entered as two runs of 16 (session 62's order)
+    constexpr int kRun = RK_FAULT_IS(ColumnsLaneHalves) && kWholeLaneOp<Op> && kBatch > kColumnBatch ? kColumnBatch : kBatch;
 #pragma unroll 1
-    for (int b0 = 0; b0 < rows; b0 += kBatch) {
+    for (int b0 = 0; b0 < rows; b0 += kRun) {
       const int rem = rows - b0;
       const auto batch = [&](auto k_rows) {
         constexpr int K = decltype(k_rows)::value;
@@ -1153,12 +1170,12 @@ __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[kColumnWidth
         }
         consume(v, rem < K ? rem : K, b0);
       };
-      if (rem >= kBatch || (kBatch <= 8 || rem > 16)) {
-        batch(std::integral_constant<int, kBatch>{});
+      if (rem >= kRun || (kRun <= 8 || rem > 16)) {
+        batch(std::integral_constant<int, kRun>{});
       } else if (rem <= (RK_FAULT_IS(ColumnsShortBatch) ? 9 : 8)) {  // planted: 9 rows taken as 8
-        batch(std::integral_constant<int, (kBatch < 8 ? kBatch : 8)>{});
+        batch(std::integral_constant<int, (kRun < 8 ? kRun : 8)>{});
       } else {
-        batch(std::integral_constant<int, (kBatch < 16 ? kBatch : 16)>{});
+        batch(std::integral_constant<int, (kRun < 16 ? kRun : 16)>{});
       }
     }
   } else {
@@ -1237,6 +1254,7 @@ __global__ void __launch_bounds__(kThreads, kWide ? 3 : 2)
                    int64_t span, FusedFinish fused) {
   static_assert(!kGather || (LaneCutFree<Op>::value && !Op::kBatched), "a gathered column lane is read in pieces");
   static_assert(!kWide || kColumnsWideForm<In, Op, L>, "the 3-blocks build is Welford's one-column form alone");
+  static_assert(kColumnFormHoldsLane<In, Op, L>, "this form cannot hold the operator's whole lane (columns_shape reads one column a thread)");
   using Acc = typename Op::Acc;
   constexpr int G = 64 / sizeof(In), V = kColumnWidth<In, L>;
   // Columns exchanged per shared-memory round: at most 32 KB of accumulators.
@@ -1408,12 +1426,14 @@ struct Shape {
 // operators pass the tuning table's ops_rows_lanes_per_thread, or 1).
 // o: the tuning harness's overrides (tuning/tuning.h; all zero outside it).
 // aligned (columns): every row's 16-byte vectors are aligned (columns_aligned); batched: the
-// operator reduces a lane's batches by its lane function (Op::kBatched: Welford, logsumexp).
+// operator reduces a lane's batches by its lane function (Op::kBatched: Welford, logsumexp,
+// argmax); vectors: the vector forms may hold the operator's lane (columns_vectors_hold_lane; one
+// column a thread otherwise, whatever the overrides say).
 Shape rows_shape(int64_t K, int64_t L, int elem, int rows_lpt, int num_sms, const TuningOverrides& o);
 // A Rows step's shape: rows_shape's, with two stripes where they pay (select: argmax and argmin,
 // kSelectOp).
 Shape rows_step_shape(int64_t K, int64_t L, int elem, int rows_lpt, bool select, int num_sms, const TuningOverrides& o);
-Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, bool aligned, bool batched, int num_sms, const TuningOverrides& o);
+Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, bool aligned, bool batched, bool vectors, int num_sms, const TuningOverrides& o);
 Shape finish_shape(int64_t nout, int64_t P, int64_t* g);
 
 // Whether a columns step's rows all start on 16-byte boundaries: x aligned and rows of whole granules.
@@ -1437,11 +1457,12 @@ template <class Op>
 inline Shape step_shape(StepKind kind, int64_t outer, int64_t extent, int64_t inner, int elem, const void* x, int num_sms, int rows_lpt,
                         const TuningOverrides& o, const Gather& g) {
   constexpr bool batched = Op::kBatched, select = kSelectOp<Op>;
+  const bool vectors = columns_vectors_hold_lane(kWholeLaneOp<Op>, elem);
   switch (kind) {  // every kind named (-Werror=switch)
     case StepKind::Rows: return rows_step_shape(outer, extent, elem, rows_lpt, select, num_sms, o);
-    case StepKind::Columns: return columns_shape(outer, extent, inner, elem, columns_aligned(x, inner, elem), batched, num_sms, o);
+    case StepKind::Columns: return columns_shape(outer, extent, inner, elem, columns_aligned(x, inner, elem), batched, vectors, num_sms, o);
     case StepKind::Gather:
-      return g.columns ? columns_shape(outer, extent, inner, elem, gather_aligned(x, g, elem), batched, num_sms, o)
+      return g.columns ? columns_shape(outer, extent, inner, elem, gather_aligned(x, g, elem), batched, vectors, num_sms, o)
                        : rows_shape(outer, extent, elem, 0, num_sms, o);  // one lane a thread
   }
   return Shape{};
@@ -1503,12 +1524,16 @@ cudaError_t run_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner
     };
     auto pick = [&](auto form) {  // the fused instantiation where the step finishes in its kernel; Welford's 3-blocks build
       constexpr ColumnLoads kL = decltype(form)::value;
-      if constexpr (kColumnsWideForm<In, Op, kL>) {
-        if (columns_wide_pays(static_cast<int>(sizeof(In)), s.blocks, num_sms, o))
-          return fused.counters ? go(columns_kernel<In, Op, Out0, Out1, kL, kG, true, true>)
-                                : go(columns_kernel<In, Op, Out0, Out1, kL, kG, false, true>);
+      if constexpr (!kColumnFormHoldsLane<In, Op, kL>) {
+        return cudaErrorInvalidConfiguration;  // not built: columns_shape never picks it (vectors false)
+      } else {
+        if constexpr (kColumnsWideForm<In, Op, kL>) {
+          if (columns_wide_pays(static_cast<int>(sizeof(In)), s.blocks, num_sms, o))
+            return fused.counters ? go(columns_kernel<In, Op, Out0, Out1, kL, kG, true, true>)
+                                  : go(columns_kernel<In, Op, Out0, Out1, kL, kG, false, true>);
+        }
+        return fused.counters ? go(columns_kernel<In, Op, Out0, Out1, kL, kG, true>) : go(columns_kernel<In, Op, Out0, Out1, kL, kG, false>);
       }
-      return fused.counters ? go(columns_kernel<In, Op, Out0, Out1, kL, kG, true>) : go(columns_kernel<In, Op, Out0, Out1, kL, kG, false>);
     };
     switch (s.loads) {  // every form named: a new one fails to compile here (-Werror=switch, setup.py)
       case ColumnLoads::Vectors: return pick(std::integral_constant<ColumnLoads, ColumnLoads::Vectors>{});

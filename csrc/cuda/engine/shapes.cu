@@ -63,16 +63,17 @@ Shape rows_step_shape(int64_t K, int64_t L, int elem, int rows_lpt, bool select,
   return s;
 }
 
-Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, bool aligned, bool batched, int num_sms, const TuningOverrides& o) {
+Shape columns_shape(int64_t B, int64_t R, int64_t C, int elem, bool aligned, bool batched, bool vectors, int num_sms, const TuningOverrides& o) {
   Shape s;
   // How a thread reads its columns (reduce.cuh, ColumnLoads): one column a thread where 16-byte
-  // vectors would leave too few threads (columns_scalar, tuning/tuning.h), else a vector of
-  // 16 / elem columns, realigned in registers when the rows are not all aligned.
+  // vectors would leave too few threads (columns_scalar, tuning/tuning.h) or cannot hold the
+  // operator's lane (vectors false: Welford and logsumexp on 1- and 2-byte values, at any override),
+  // else a vector of 16 / elem columns, realigned in registers when the rows are not all aligned.
   const int64_t lanes = lanes_of(R, elem);
   const ColumnsScalarRow* row = columns_row(elem, aligned, batched);
   {
     const int64_t vector_threads = (C + 16 / elem - 1) / (16 / elem) * lanes * B;
-    const bool scalar = o.columns_loads == 2 || (o.columns_loads == 0 && columns_scalar(row, vector_threads, num_sms));
+    const bool scalar = !vectors || o.columns_loads == 2 || (o.columns_loads == 0 && columns_scalar(row, vector_threads, num_sms));
     s.loads = scalar ? ColumnLoads::Scalar : aligned ? ColumnLoads::Vectors : ColumnLoads::Realigned;
   }
   const int V = s.loads == ColumnLoads::Scalar ? 1 : 16 / elem;

@@ -19,7 +19,7 @@
 # against one column a thread on the sweep's column shapes; TUNE_COLUMNS_ARGS), corpus (tests/corpus.py: record and compare the bits corpus), fault_patches (benchmarks/fault_patches.py, PATCHES_ARGS), tune,
 # fault_part (one planted fault compiled into one source file, FAULT_NAME into FAULT_FILE, the extension
 # rebuilt in place, FAULT_TESTS run on the clean build and then expected to fail, the file restored
-# and rebuilt),
+# and rebuilt; with FAULT_AB_ARGS, sweep.py on FAULT_AB_SEEDS timed clean, faulted and clean again),
 # tune_ops (benchmarks/tune_ops.py; TUNE_OPS_ARGS, e.g. --set float64), tune_exact_rows
 # (benchmarks/tune_exact_rows.py: method=exact's warp a row against the checked path), quick (benchmark --quick), bench (full sweep into
 # $OUT/res/h200), dims (bench.py --dims into $OUT/res/h200), rfa (CUB's RFA library from .cccl),
@@ -212,6 +212,28 @@ if has faults; then
   verdict faults "${PIPESTATUS[0]}"
   mkdir -p "$OUT/res/faults/logs" && cp faults-work/*.log "$OUT/res/faults/logs/" 2>/dev/null
 fi
+# fault_ab_sweep SIDE: with FAULT_AB_ARGS set, sweep.py on FAULT_AB_SEEDS's draws (FAULT_AB_ARGS on
+# each) into $OUT/res/fault_ab/SIDE_SEED: fault_part times the clean build, the faulted one and the
+# clean one again, where a planted fault is a former kernel (columns_lane_halves: session 62's
+# order), so that one build gives a same-machine A/B of the change.
+fault_ab_sweep() {
+  [ -n "${FAULT_AB_ARGS:-}" ] || return 0
+  mkdir -p "$OUT/res/fault_ab"
+  for seed in ${FAULT_AB_SEEDS:-21}; do
+    timeout -s TERM ${FAULT_AB_TIMEOUT:-120} python3 benchmarks/sweep.py --device cuda --seed $seed --cases ${SWEEP_CASES:-400} \
+      --budget ${SWEEP_BUDGET:-0.05} --out "$OUT/res/fault_ab/${1}_$seed" $FAULT_AB_ARGS >"$OUT/res/fault_ab/${1}_$seed.log" 2>&1
+    log "fault_ab $1 seed $seed exit $?"
+  done
+}
+fault_ab_pair() {
+  [ -n "${FAULT_AB_ARGS:-}" ] || return 0
+  for seed in ${FAULT_AB_SEEDS:-21}; do
+    for a in clean1 clean2; do
+      python3 benchmarks/sweep_pair.py "$OUT/res/fault_ab/${a}_$seed/sweep_cuda.json" "$OUT/res/fault_ab/fault_$seed/sweep_cuda.json" \
+        --names "$a" fault --out "$OUT/res/fault_ab/pair_${seed}_$a.md" 2>&1 | tail -8
+    done
+  done
+}
 if has fault_part; then
   # A fault (csrc/core/faults.h) compiled into one file only (the build's other objects kept), which
   # the ordinary tests must catch: quicker than a faults.py campaign, which builds a whole copy. It
@@ -238,6 +260,7 @@ PY
       if [ $control != 0 ]; then
         verdict "fault_part control (the tests fail on the clean build)" 1
       else
+        fault_ab_sweep clean1
         orig=$(mktemp)
         cp "$FAULT_FILE" "$orig"
         mkdir -p build && echo "$FAULT_NAME $FAULT_FILE" >build/fault_part.marker
@@ -253,12 +276,15 @@ PY
           # miss, and 2-5 (interrupted, internal or usage error, nothing collected) or 124 (time
           # limit) say nothing
           if [ $caught != 1 ] && { [ $caught -lt 128 ] || [ $caught -gt 165 ]; }; then rc=1; fi
+          fault_ab_sweep fault
         fi
         verdict "fault_part $FAULT_NAME caught" $rc
         cp "$orig" "$FAULT_FILE" && touch "$FAULT_FILE" && rm -f "$orig"
         if python3 setup.py build_ext --inplace >"$OUT/res/fault_part_restore.log" 2>&1; then
           rm -f build/fault_part.marker
           verdict "fault_part restore" 0
+          fault_ab_sweep clean2
+          fault_ab_pair
         else
           rm -f reducekit/_C.cpython-*.so
           verdict "fault_part restore (the clean rebuild failed; the extension removed)" 1

@@ -673,9 +673,9 @@ def test_rows_equal_columns_and_slices(op, dtype):
     give the bits of the same values as rows (the transpose made contiguous, over dim 1), and a
     column reduced alone (a strided (33, 1) view) gives its column's bits in the batch. A lane of 32
     16-bit rows is one run of Welford's and logsumexp's lane function in every kernel (reduce.cuh,
-    kWholeLaneOp): session 62's columns kernel took two runs of 16 there, so logsumexp's columns and
-    a few of var_mean's differed from its rows. On 16-bit var_mean and std this data has columns
-    where the two orders round differently (test_columns_wide_keeps_the_bits's (33, 70000) case)."""
+    kWholeLaneOp): session 62's columns kernel took two runs of 16 there. On 16-bit var_mean and std
+    this data has columns where the two orders round differently (the planted fault
+    columns_lane_halves, that order, fails here on bfloat16); logsumexp's two orders were not run."""
     f = LANES_OPS[op]
     x = _data((33 * 70000,), dtype, "cuda", f"wide{(33, 70000)}", mean=7.0).view(33, 70000)
     cols = f(x, 0)

@@ -100,7 +100,7 @@ inline constexpr int kColumnWidth = L == ColumnLoads::Scalar ? 1 : static_cast<i
 // 8-byte values, not of 1- and 2-byte ones (kColumnFormHoldsLane: those read one column a thread).
 template <class In, class Op, ColumnLoads L>
 inline constexpr int kColumnBatchOf =
-    L == ColumnLoads::Scalar ? (LaneCutFree<Op>::value ? 2 * kColumnBatch : kWholeLaneOp<Op> ? static_cast<int>(64 / sizeof(In)) : kColumnBatch)
+    L == ColumnLoads::Scalar ? (LaneCutFree<Op>::value ? 2 * kColumnBatch : static_cast<int>(64 / sizeof(In)))  // not cut-free: kWholeLaneOp
     : LaneCutFree<Op>::value && (L == ColumnLoads::Realigned || sizeof(typename Op::Acc) * (16 / sizeof(In)) >= 128) ? 8
                                                                                                          : kColumnBatch;
 // Whether the columns step of an operator (whole_lane: kWholeLaneOp) on elem-byte values may read

@@ -35,7 +35,8 @@
 # .whl/notebook/ when missing), distributed (tests/test_distributed.py with NCCL at world size 1 and
 # benchmarks/bench_distributed.py into $OUT/res/h200), distributed2 (the same tests on 2 GPUs and
 # bench_distributed.py --world 2 at 2^30 into $OUT/res/dist2, NVLink multicast off), perf (timing tests, figures into
-# $OUT/res/perf.json).
+# $OUT/res/perf.json), swap_ab (the tree's build against SWAP_DIR's former headers, rebuilt into
+# SWAP_PARTS alone: FAULT_AB_ARGS's sweeps, as fault_part's A/B).
 # The exit status is non-zero if ANY stage that ran failed: a failed build, a failing or empty
 # test run, any sanitizer error, a missed fault or failed control, a tune or bench error, a
 # missed perf target. $OUT/summary.txt lists each stage's verdict.
@@ -291,6 +292,45 @@ PY
         fi
       fi
     fi
+  fi
+fi
+if has swap_ab; then
+  # A same-build A/B of a change to shared headers against its former code, on the files that use it
+  # alone: SWAP_DIR holds the B side's files at their repository paths (e.g. .whl/ab_old/csrc/...,
+  # carried); they replace the tree's with the tree's modification times kept, so that ninja rebuilds
+  # only SWAP_PARTS (touched), not every file including them. sweep.py (FAULT_AB_ARGS,
+  # FAULT_AB_SEEDS) times the tree's build (clean1), the swapped one (fault) and the tree's again
+  # (clean2); pairs as fault_part's. Run it before any stage that needs the whole tree's build.
+  if [ -z "${SWAP_DIR:-}" ] || [ -z "${SWAP_PARTS:-}" ] || [ -z "${FAULT_AB_ARGS:-}" ]; then
+    verdict "swap_ab (SWAP_DIR, SWAP_PARTS and FAULT_AB_ARGS must be set)" 1
+  else
+    log "swap_ab: $(cd "$SWAP_DIR" && find . -type f | tr '\n' ' ') rebuilt into $SWAP_PARTS"
+    fault_ab_sweep clean1
+    keep=$(mktemp -d)
+    files=$(cd "$SWAP_DIR" && find . -type f | sed 's#^\./##')
+    for f in $files; do mkdir -p "$keep/$(dirname $f)"; cp -p "$f" "$keep/$f"; cp "$SWAP_DIR/$f" "$f"; touch -r "$keep/$f" "$f"; done
+    mkdir -p build && echo "swap_ab" >build/fault_part.marker
+    touch $SWAP_PARTS
+    python3 setup.py build_ext --inplace >"$OUT/res/swap_ab_build.log" 2>&1
+    rc=$?
+    log "swap_ab: swapped build exit $rc ($(grep -c '^\[' "$OUT/res/swap_ab_build.log") ninja steps)"
+    [ $rc = 0 ] && fault_ab_sweep fault
+    for f in $files; do cp -p "$keep/$f" "$f"; done
+    rm -rf "$keep"
+    touch $SWAP_PARTS
+    # SWAP_RESTORE=0: the tree's build is not rebuilt nor timed again (the swap_ab marker stays, so
+    # that REUSE_BUILD never keeps the swapped build).
+    if [ "${SWAP_RESTORE:-1}" = 0 ]; then
+      fault_ab_pair
+    elif python3 setup.py build_ext --inplace >"$OUT/res/swap_ab_restore.log" 2>&1; then
+      rm -f build/fault_part.marker
+      fault_ab_sweep clean2
+      fault_ab_pair
+    else
+      rm -f reducekit/_C.cpython-*.so
+      rc=1
+    fi
+    verdict swap_ab $rc
   fi
 fi
 if has fault_patches; then

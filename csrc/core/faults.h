@@ -94,6 +94,7 @@ namespace rk {
   X(CpuFewRowsLane, "cpu_few_rows_lane", "CPU sum's columns of at most 16 rows in AVX2 (each column vector's lanes read from the rows and its tree built in registers, the empty lanes skipped: few_rows_chunk): row 1 is not read (its lane stays +0.0)") \
   X(ColumnsWideLastRow, "columns_wide_last_row", "engine columns, Welford's one-column build held to 3 blocks an SM (kWide): each lane of more than one row loses its last row") \
   X(ColumnsLaneHalves, "columns_lane_halves", "engine columns, one column a thread: Welford's and logsumexp's lane of 32 16-bit rows entered as two runs of 16, merged (session 62's order, not the rows kernel's and the CPU's one run)") \
+  X(ColumnsReloadRow, "columns_reload_row", "engine columns, one column a thread: Welford's slow path (a run that overflows, underflows or holds inf or NaN, whose rows are read again from memory) reads the batch's first row in place of its last") \
   X(CpuArgColumnsTie, "cpu_arg_columns_tie", "CPU argmax/argmin columns in AVX2 (whole columns, rows in index order: arg_columns_whole): a value equal to the column's extreme so far takes its row (the last tie wins)")
 
 enum class Fault : int {

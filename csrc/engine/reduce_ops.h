@@ -384,7 +384,18 @@ struct Welford {
     return {mean, m_fused(d, x - mean, a.m2), n};
   }
   template <int N>
-  RK_HD static Acc lane(const T (&v)[N], int cnt, int64_t, const Params&) {
+  RK_HD static Acc lane(const T (&v)[N], int cnt, int64_t i0, const Params& p) {
+    return lane(v, cnt, i0, p, [&] {
+      Run<N> r;
+#pragma unroll
+      for (int k = 0; k < N; ++k) r.v[k] = v[k];
+      return r;
+    });
+  }
+  // reload(): the run's values again (a Run<N>), for the rare slow path alone. The CUDA columns
+  // kernel reads them again from memory there, so that its 32 values are dead once shifted.
+  template <int N, class Reload>
+  RK_HD static Acc lane(const T (&v)[N], int cnt, int64_t, const Params&, Reload&& reload) {
     // The run (at most 32 values) in the value type, shifted by its first value c (the shifted-data
     // algorithm: the sums see x - c, of the data's spread, not its mean, so a float32 run keeps
     // its accuracy on data with a large mean); its mean c + ms and its M2 then merge in A. Per
@@ -409,12 +420,7 @@ struct Welford {
     // below 2^-96: subnormal data, and runs of equal values, whose exact 0 goes the slow way too),
     // goes again on the slow path; a run holding inf or NaN takes it too and keeps its NaN/inf.
     // One predicted branch per run.
-    if (!is_finite(m2) || m2 < T(0x1p-96)) {
-      Run<N> r;
-#pragma unroll
-      for (int k = 0; k < N; ++k) r.v[k] = v[k];
-      return lane_wide<N>(r, cnt);
-    }
+    if (!is_finite(m2) || m2 < T(0x1p-96)) return lane_wide<N>(reload(), cnt);
     return {static_cast<A>(c) + static_cast<A>(ms), static_cast<A>(m2), cnt};
   }
   // The run in A, scaled by 2^-512 (2^512) when A is the value type itself (float64 input) and the

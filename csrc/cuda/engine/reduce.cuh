@@ -1121,7 +1121,11 @@ __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[kColumnWidth
   // A batch's values entered: K rows (cnt of them read) of V columns, each row's V values (16-byte
   // vectors, or one element) in v. The same arithmetic for any K >= cnt (every lane function is
   // sequential over its first cnt values).
-  const auto consume = [&](auto& v, int cnt, int b0) {
+  // q (Scalar): the batch's first row, whose cnt rows Welford's rare slow path reads again rather
+  // than hold the values past their shift (ptxas -v, sm_90, the 3-blocks build: bfloat16 and float16
+  // 132 -> 72 bytes of spill stores, float32 20 -> 8; NOTES.md, session 65). The vector forms keep
+  // their values (reading them again there took float32's 184 bytes of spills to 476).
+  const auto consume = [&](auto& v, int cnt, int b0, const In* q) {
     constexpr int K = static_cast<int>(sizeof(v) / sizeof(v[0]));
     if constexpr (Op::kBatched) {
 #pragma unroll
@@ -1129,7 +1133,20 @@ __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[kColumnWidth
         T t[K];
 #pragma unroll
         for (int u = 0; u < K; ++u) t[u] = to_acc<T>(reinterpret_cast<const In*>(&v[u])[k]);
-        acc[k] = Op::combine(acc[k], Op::lane(t, cnt, r0 + b0, prm));
+        if constexpr (IsWelford<Op>::value && L == ColumnLoads::Scalar) {
+          const auto reload = [&] {
+            typename Op::template Run<K> r;
+#pragma unroll
+            for (int u = 0; u < K; ++u) {
+              const In* e = RK_FAULT_IS(ColumnsReloadRow) && u == cnt - 1 ? q : q + u * C;  // planted: the first row again
+              r.v[u] = u < cnt ? to_acc<T>(ld1(e)) : T(0);
+            }
+            return r;
+          };
+          acc[k] = Op::combine(acc[k], Op::lane(t, cnt, r0 + b0, prm, reload));
+        } else {
+          acc[k] = Op::combine(acc[k], Op::lane(t, cnt, r0 + b0, prm));
+        }
       }
     } else {
 #pragma unroll
@@ -1168,7 +1185,7 @@ __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[kColumnWidth
 #pragma unroll
           for (int u = 0; u < K; ++u, q += C) v[u] = u < rem ? ld1(at(u, q)) : In{};
         }
-        consume(v, rem < K ? rem : K, b0);
+        consume(v, rem < K ? rem : K, b0, p + b0 * C);
       };
       if (rem >= kRun || (kRun <= 8 || rem > 16)) {
         batch(std::integral_constant<int, kRun>{});
@@ -1217,7 +1234,7 @@ __device__ __forceinline__ void column_lane(typename Op::Acc (&acc)[kColumnWidth
       }
       int cnt = rows - b0 < kBatch ? rows - b0 : kBatch;
       if constexpr (RK_FAULT_IS(ColumnsCutBatch) && kBatch == 8) cnt -= cnt == kBatch ? 1 : 0;  // planted: a whole batch loses its last row
-      consume(v, cnt, b0);
+      consume(v, cnt, b0, nullptr);
     }
   }
 }

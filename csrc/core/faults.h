@@ -42,6 +42,7 @@ namespace rk {
   X(ExactNoRecount, "exact_no_recount", "exact CUDA binned path: a block holding inf or NaN neither flags it (sums) nor recounts (partial words): the last bin stays non-finite") \
   X(OpsWrongIdentity, "ops_wrong_identity", "reduction ops: max's identity is 0, not the lowest value (amax pads idle lanes with 0)") \
   X(ArgmaxLastTie, "argmax_last_tie", "argmax/argmin: a tie goes to the later index, not the first") \
+  X(WelfordRunProduct, "welford_run_product", "var/std: a whole run's shifted mean (cnt == N, s * 2^-log2(N) in place of s / N) takes 1 / 2N") \
   X(WelfordNoCorrection, "welford_no_correction", "var/std: Chan's combine drops the mean-difference term d^2*na*nb/n") \
   X(RowsLanesDropLast, "rows_lanes_drop_last", "operators' rows kernel, several lanes per thread: a thread's last lane is the identity") \
   X(TreeSmemOddSlot, "tree_smem_odd_slot", "shared-memory block tree (costly operators): the last level takes slot 0 twice, dropping slot 1") \

@@ -163,6 +163,20 @@ RK_HD T m_fused(T a, T b, T c) {
   return std::fma(a, b, c);
 #endif
 }
+// a * b rounded on its own on both backends: nvcc never fuses __fmul_rn / __dmul_rn (mul.rn in
+// the PTX) into an fma with a later add, as it may a plain product; the CPU contracts nothing.
+template <class T>
+RK_HD T m_mul_rn(T a, T b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<T, float>) {
+    return __fmul_rn(a, b);
+  } else {
+    return __dmul_rn(a, b);
+  }
+#else
+  return a * b;
+#endif
+}
 RK_HD float m_pow(float a, float b) { return powf(a, b); }
 RK_HD double m_pow(double a, double b) { return pow(a, b); }
 template <class T>
@@ -406,7 +420,14 @@ struct Welford {
 #pragma unroll
     for (int k = 0; k < N; ++k)
       if (k < cnt) s += v[k] - c;
-    const T ms = s / static_cast<T>(cnt);
+    // A whole run (cnt == N, a power of two) takes s * 2^-log2(N): the same real value as s / N,
+    // so the same correctly rounded result (subnormals included), without the division (in
+    // float64, MUFU.RCP64H, a chain of DFMA and a checked slow-path call, for 8 values). The
+    // product is rounded alone (m_mul_rn): fused into the subtraction below, a subnormal ms
+    // would round differently.
+    static_assert((N & (N - 1)) == 0, "a run's length is a power of two");
+    const T ms = cnt == N ? m_mul_rn(s, T(1) / static_cast<T>(RK_FAULT_IS(WelfordRunProduct) ? 2 * N : N))  // planted: 1 / 2N
+                          : s / static_cast<T>(cnt);
     T m2 = T(0);
 #pragma unroll
     for (int k = 0; k < N; ++k) {

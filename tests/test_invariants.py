@@ -371,14 +371,18 @@ def _isa_hashes(isa):
 
 
 def test_baseline_and_avx2_kernels_same_bits():
-    """The plain C++ CPU kernels (REDUCEKIT_CPU_ISA=baseline) and the default (AVX2 where the CPU has
-    it) give the same bits for every op, dtype and shape here, in fresh processes; rows with ties of
-    -0 and +0 for the max and the min, NaN and infinities take the operators' vector rows."""
-    flags = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
-    if not all(f in flags.split() for f in ("avx2", "fma", "f16c")):
-        pytest.skip("no AVX2, FMA and F16C here: the two builds are one")
-    base = _isa_hashes("baseline")
-    default = _isa_hashes(None)
-    assert base.keys() == default.keys()
-    diff = [k for k in base if base[k] != default[k]]
-    assert not diff, f"{len(diff)} results differ between the baseline and the default kernels: {diff[:8]}"
+    """The plain C++ CPU kernels (REDUCEKIT_CPU_ISA=baseline), the AVX2 loops (REDUCEKIT_CPU_ISA=avx2)
+    and the default (AVX-512's 16 lanes of the sum-like operators' rows as well, where the CPU has
+    AVX-512F) give the same bits for every op, dtype and shape here, in fresh processes; rows with
+    ties of -0 and +0 for the max and the min, NaN and infinities take the operators' vector rows."""
+    flags = open("/proc/cpuinfo").read().split() if os.path.exists("/proc/cpuinfo") else []
+    if not all(f in flags for f in ("avx2", "fma", "f16c")):
+        pytest.skip("no AVX2, FMA and F16C here: the builds are one")
+    builds = {"baseline": _isa_hashes("baseline"), "avx2": _isa_hashes("avx2")}
+    if "avx512f" in flags:
+        builds["avx512"] = _isa_hashes(None)
+    base = builds["baseline"]
+    for name, h in builds.items():
+        assert h.keys() == base.keys()
+        diff = [k for k in base if base[k] != h[k]]
+        assert not diff, f"{len(diff)} results differ between the baseline and the {name} kernels: {diff[:8]}"

@@ -58,6 +58,8 @@ namespace rk {
   X(ExactKeepWords, "exact_keep_words", "exact CUDA value-independent paths: the row's last block leaves the accumulator words it read (not zeroed for the next launch)") \
   X(CpuOpsJointHalf, "cpu_ops_joint_half", "CPU operators' AVX2 joint lanes (mean, amax, amin, vector_norm of float rows): each lane's second half of values is not entered") \
   X(CpuOpsTree16, "cpu_ops_tree16", "CPU operators' AVX2 joint lanes: the 16-lane tree pairs lane j with lane j + 8 (float64 accumulators: j + 4) at its first level") \
+  X(CpuAvx512Tree, "cpu_avx512_tree", "CPU operators' AVX-512 16 lanes (rows of sum-like operators): the lanes' tree pairs lane k with lane k + 8 at its first level") \
+  X(CpuAvx512LseTree, "cpu_avx512_lse_tree", "CPU logsumexp float32 and 16-bit rows in AVX-512 (16 lanes at once): the lanes' tree pairs lane k with lane k + 8 at its first level") \
   X(CpuGatherCarry, "cpu_gather_carry", "CPU gather over several reduced dims: the odometer over a run's outer reduced digits counts the outermost first (pieces of a slice with three or more reduced runs read out of order)") \
   X(CpuColTree16, "cpu_col_tree16", "CPU operators' columns of a sum-like op, 16 lanes at once (joint_columns16): each lane's last row is not entered") \
   X(CpuShortRowsPad, "cpu_short_rows_pad", "CPU operators' short rows of a sum-like op (short_rows): the partial last lane is padded with 1.0, not +0.0") \

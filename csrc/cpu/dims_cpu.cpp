@@ -742,6 +742,20 @@ void cpu_dims_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner, 
 // The whole-tensor sum is one row of n values in the rows step's order.
 bool cpu_avx2() { return cpu_isa() == Isa::Avx2; }
 
+bool cpu_avx512() {
+  static const bool on = [] {
+#if RK_CPU_X86
+    const char* env = std::getenv("REDUCEKIT_CPU_ISA");
+    if (!cpu_avx2() || (env != nullptr && std::strcmp(env, "avx2") == 0)) return false;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;  // libgcc checks the OS's ZMM state too (XGETBV)
+#else
+    return false;
+#endif
+  }();
+  return on;
+}
+
 void cpu_full_sum(const void* in, int64_t n, DType dtype, void* out) {
   dispatch_cpu(dtype, [&](auto t) {
     using In = typename decltype(t)::T;

@@ -21,6 +21,11 @@ void cpu_dims_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner, 
 // REDUCEKIT_CPU_ISA is not "baseline"): read once per process.
 bool cpu_avx2();
 
+// Whether the operators' AVX-512 loops run as well (cpu_avx2() and AVX-512F with the OS's ZMM
+// state, and REDUCEKIT_CPU_ISA is neither "baseline" nor "avx2"): read once per process. They keep
+// the AVX2 loops' order, so the same bits (tests/test_invariants.py compares the three builds).
+bool cpu_avx512();
+
 // The whole-tensor CPU sum (dim=None) of n values: written as int64 for bool and integers, as the
 // input dtype for floats (float32 accumulates in float64, 16-bit floats in float32).
 void cpu_full_sum(const void* in, int64_t n, DType dtype, void* out);

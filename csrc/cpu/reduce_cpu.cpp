@@ -32,6 +32,8 @@
 // the code asks for it. (Until session 45 a second macro, RK_OPS_FMA, added FMA to this target for
 // those steps alone.)
 #define RK_OPS_AVX2 __attribute__((target("avx2,f16c,fma")))
+// The same with AVX-512F (cpu_avx512()), for the sum-like operators' 16 whole lanes at a time.
+#define RK_OPS_AVX512 __attribute__((target("avx512f,avx2,f16c,fma")))
 #endif
 
 namespace rk {
@@ -477,6 +479,159 @@ RK_OPS_AVX2 V vec_tree(const V* L, int64_t l0, int64_t size, int64_t n, V id, Mo
   return vcombine(left, l0 + h < n ? vec_tree(L, l0 + h, h, n, id, mon) : id, mon);
 }
 
+// 16 whole lanes of a sum-like operator in AVX-512 (cpu_avx512(): vec::joint_lanes takes it where
+// a block of 16 lanes starts its own subtree). Why it exists: the AVX2 lanes spend most of their
+// instructions on the transposes (a float32 mean row: 24 shuffles, 8 extracts and 16 conversions
+// an 8 x 8 piece beside its 16 additions), so rows in cache ran at 0.4-0.6x torch's float32
+// sums there (the CPU sweep, session 61's code), and on a CPU whose vector units are 512 bits wide
+// a zmm instruction does twice a ymm's work in the same time. The order is the AVX2 loop's: lane i
+// (G values at b + i * G) enters its values in index order into its own accumulator, from the
+// monoid's identity, and the 16 lane results meet in their perfect tree, the left operand the lower
+// lanes (tree16 and TreeStack's combines). Only the registers differ: one zmm holds value k of all
+// 16 lanes (float32 accumulators) or two hold them as float64 (lanes 0-7, 8-15), so the bits are
+// the AVX2 build's (tests/test_invariants.py: test_baseline_and_avx2_kernels_same_bits, which compares the three builds).
+namespace v512 {
+RK_OPS_AVX512 inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
+RK_OPS_AVX512 inline __m512 load16(const c10::BFloat16* p) {  // exact: a bfloat16 is the top half of its float32
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
+}
+RK_OPS_AVX512 inline __m512 load16(const c10::Half* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+
+// The maps of vec::vmap (AVX2), bit for bit: |v| clears the sign, NaN becomes +0 (no bit set).
+RK_OPS_AVX512 inline __m512 vmap(__m512 v, red::MapId) { return v; }
+RK_OPS_AVX512 inline __m512d vmap(__m512d v, red::MapId) { return v; }
+RK_OPS_AVX512 inline __m512 vmap(__m512 v, red::MapAbs) { return _mm512_abs_ps(v); }
+RK_OPS_AVX512 inline __m512d vmap(__m512d v, red::MapAbs) { return _mm512_abs_pd(v); }
+RK_OPS_AVX512 inline __m512 vmap(__m512 v, red::MapNanZero) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v); }
+RK_OPS_AVX512 inline __m512d vmap(__m512d v, red::MapNanZero) { return _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(v, v, _CMP_ORD_Q), v); }
+// acc + map(v); the 2-norm's square and add one fused multiply-add, as vec::vfold and the GPU.
+template <class Map>
+RK_OPS_AVX512 inline __m512 vfold(__m512 acc, __m512 v, Map map) { return _mm512_add_ps(acc, vmap(v, map)); }
+template <class Map>
+RK_OPS_AVX512 inline __m512d vfold(__m512d acc, __m512d v, Map map) { return _mm512_add_pd(acc, vmap(v, map)); }
+RK_OPS_AVX512 inline __m512 vfold(__m512 acc, __m512 v, red::MapSq) { return _mm512_fmadd_ps(v, v, acc); }
+RK_OPS_AVX512 inline __m512d vfold(__m512d acc, __m512d v, red::MapSq) { return _mm512_fmadd_pd(v, v, acc); }
+
+// r[i] (16 floats of lane i) -> r[k] (value k of lanes 0..15): pairs within 128-bit blocks, then
+// the 4 x 4 grid of blocks.
+RK_OPS_AVX512 inline void transpose16(__m512 r[16]) {
+  __m512 t[16], u[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int g = 0; g < 16; g += 4) {  // u[g + m], block k: lanes g .. g + 3, value 4k + m
+    u[g] = _mm512_shuffle_ps(t[g], t[g + 2], 0x44);
+    u[g + 1] = _mm512_shuffle_ps(t[g], t[g + 2], 0xEE);
+    u[g + 2] = _mm512_shuffle_ps(t[g + 1], t[g + 3], 0x44);
+    u[g + 3] = _mm512_shuffle_ps(t[g + 1], t[g + 3], 0xEE);
+  }
+  for (int m = 0; m < 4; ++m) {
+    const __m512 v0 = _mm512_shuffle_f32x4(u[m], u[4 + m], 0x44), v1 = _mm512_shuffle_f32x4(u[m], u[4 + m], 0xEE);
+    const __m512 v2 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0x44), v3 = _mm512_shuffle_f32x4(u[8 + m], u[12 + m], 0xEE);
+    r[m] = _mm512_shuffle_f32x4(v0, v2, 0x88);
+    r[4 + m] = _mm512_shuffle_f32x4(v0, v2, 0xDD);
+    r[8 + m] = _mm512_shuffle_f32x4(v1, v3, 0x88);
+    r[12 + m] = _mm512_shuffle_f32x4(v1, v3, 0xDD);
+  }
+}
+// r[i] (8 doubles of lane i) -> r[k] (value k of lanes 0..7).
+RK_OPS_AVX512 inline void transpose8(__m512d r[8]) {
+  __m512d t[8];
+  for (int i = 0; i < 8; i += 2) {  // t[i + m], block k: lanes i, i + 1, value 2k + m
+    t[i] = _mm512_unpacklo_pd(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_pd(r[i], r[i + 1]);
+  }
+  for (int m = 0; m < 2; ++m) {
+    const __m512d v0 = _mm512_shuffle_f64x2(t[m], t[2 + m], 0x44), v1 = _mm512_shuffle_f64x2(t[m], t[2 + m], 0xEE);
+    const __m512d v2 = _mm512_shuffle_f64x2(t[4 + m], t[6 + m], 0x44), v3 = _mm512_shuffle_f64x2(t[4 + m], t[6 + m], 0xEE);
+    r[m] = _mm512_shuffle_f64x2(v0, v2, 0x88);
+    r[2 + m] = _mm512_shuffle_f64x2(v0, v2, 0xDD);
+    r[4 + m] = _mm512_shuffle_f64x2(v1, v3, 0x88);
+    r[6 + m] = _mm512_shuffle_f64x2(v1, v3, 0xDD);
+  }
+}
+
+// The root of 16 lane results (float32: lane i at position i; float64: lanes 0-7 in lo, 8-15 in
+// hi), a tree level a step: node k of a level is the sum of nodes 2k and 2k + 1 below it, the
+// lower one on the left.
+RK_OPS_AVX512 inline float tree16(__m512 v) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 2, 4, 6, 8, 10, 12, 14);
+  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 1, 3, 5, 7, 9, 11, 13, 15);
+  for (int level = 0; level < 4; ++level) {
+    const bool planted = RK_FAULT_IS(CpuAvx512Tree) && level == 0;  // planted: lane k paired with lane k + 8
+    v = planted ? _mm512_add_ps(v, _mm512_shuffle_f32x4(v, v, 0x4E)) : _mm512_add_ps(_mm512_permutexvar_ps(even, v), _mm512_permutexvar_ps(odd, v));
+  }
+  return _mm512_cvtss_f32(v);
+}
+RK_OPS_AVX512 inline double tree16(__m512d lo, __m512d hi) {
+  const __m512i even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+  __m512d v = RK_FAULT_IS(CpuAvx512Tree) ? _mm512_add_pd(lo, hi)  // planted: lane k paired with lane k + 8
+                                         : _mm512_add_pd(_mm512_permutex2var_pd(lo, even, hi), _mm512_permutex2var_pd(lo, odd, hi));
+  for (int level = 1; level < 4; ++level) v = _mm512_add_pd(_mm512_permutexvar_pd(even, v), _mm512_permutexvar_pd(odd, v));
+  return _mm512_cvtsd_f64(v);
+}
+
+// The root of 16 whole lanes at b (lane i at b + i * G), G = 64 / sizeof(In): float32 or 16-bit
+// values into float32 accumulators, float32 or float64 values into float64 ones.
+template <class In, class Op>
+RK_OPS_AVX512 typename Op::Acc root16(const In* b) {
+  using A = typename Op::Acc;
+  using F = Form<Op>;
+  static_assert(F::kSum && std::is_same_v<typename F::M, red::SumM>, "the sum-like operators only");
+  constexpr int G = 64 / sizeof(In);
+  const typename F::Map map{};
+  if constexpr (std::is_same_v<A, float>) {  // float32 (one piece of 16 values a lane) or 16-bit values (two)
+    static_assert(std::is_same_v<In, float> || kHalfLike<In>, "float32 accumulators take float32 or 16-bit values");
+    __m512 acc = _mm512_set1_ps(F::M::template identity<float>());
+    for (int h = 0; h < G / 16; ++h) {
+      __m512 r[16];
+      for (int i = 0; i < 16; ++i) r[i] = load16(b + i * G + 16 * h);
+      transpose16(r);
+      for (int k = 0; k < 16; ++k) acc = vfold(acc, r[k], map);
+    }
+    return tree16(acc);
+  } else if constexpr (std::is_same_v<In, float>) {  // float32 values, float64 accumulators
+    __m512d lo = _mm512_set1_pd(F::M::template identity<double>()), hi = lo;
+    __m512 r[16];
+    for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(b + i * G);
+    transpose16(r);
+    for (int k = 0; k < 16; ++k) {
+      lo = vfold(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(r[k])), map);
+      hi = vfold(hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(r[k]), 1))), map);
+    }
+    return tree16(lo, hi);
+  } else {  // float64: lanes 0-7, then 8-15
+    static_assert(std::is_same_v<In, double> && std::is_same_v<A, double>, "float64 values into float64 accumulators");
+    __m512d half[2];
+    for (int q = 0; q < 2; ++q) {
+      __m512d r[8];
+      for (int i = 0; i < 8; ++i) r[i] = _mm512_loadu_pd(b + (8 * q + i) * G);
+      transpose8(r);
+      __m512d acc = _mm512_set1_pd(F::M::template identity<double>());
+      for (int k = 0; k < 8; ++k) acc = vfold(acc, r[k], map);
+      half[q] = acc;
+    }
+    return tree16(half[0], half[1]);
+  }
+}
+
+// vec::joint_lanes's blocks of 16 lanes (st.count a multiple of 16): each block's root pushed at
+// level 4. Returns the first lane not done.
+template <class In, class Op>
+RK_OPS_AVX512 int64_t joint16(const In* x, int64_t n, int64_t l, int64_t l1, TreeStack<Op>& st) {
+  constexpr int64_t G = 64 / sizeof(In);
+  for (; l + 16 <= l1 && (l + 16) * G <= n; l += 16) {
+    if (kJointPrefetch > 0) {
+      const char* ahead = reinterpret_cast<const char*>(x + l * G) + kJointPrefetch;
+      for (int c = 0; c < 16; ++c) _mm_prefetch(ahead + 64 * c, _MM_HINT_T0);
+    }
+    st.push(root16<In, Op>(x + l * G), 4);
+  }
+  return l;
+}
+}  // namespace v512
+
 // Short rows of a sum-like operator (kVecLanes with a sum: sum, nansum, mean, vector_norm 1 and 2):
 // kJoint rows of R values (at most kShortLanes lanes), row q at x + q * R, reduced together: lane l
 // of the kJoint rows as one block (blocks_v, the rows R apart), the partial last lane from a copy
@@ -529,6 +684,9 @@ RK_OPS_AVX2 int64_t joint_lanes(const In* x, int64_t n, int64_t l, int64_t l1, T
   constexpr int64_t G = 64 / sizeof(In);
   alignas(32) typename Op::Acc out[2 * kJoint];
   if ((st.count & 15) == 0) {
+    if constexpr (Form<Op>::kSum) {
+      if (cpu_avx512()) l = v512::joint16<In, Op>(x, n, l, l1, st);
+    }
     for (; l + 2 * kJoint <= l1 && (l + 2 * kJoint) * G <= n; l += 2 * kJoint) {
       LaneVec<Op> res[std::is_same_v<typename Op::Acc, float> ? 2 : 4];
       if (kJointPrefetch > 0) {
@@ -779,6 +937,93 @@ inline int64_t lse_rest(const In* x, int64_t n, int64_t l, int64_t l1, TreeStack
   return l;
 }
 
+// logsumexp's 16 whole float32 lanes (float32 or 16-bit values) in AVX-512, where lse_lanes
+// takes a block of 16 starting its own subtree: the AVX2 block's operations (lse_block8, lse8,
+// exp_scaled8, lse_tree16) on 16 lanes at once, in the same order: the same bits. The exponential
+// is most of a row's time (logsumexp of float16 rows at 0.65-0.79x torch in the CPU sweep).
+namespace v512 {
+RK_OPS_AVX512 inline __m512 vmax(__m512 a, __m512 b) {  // vec::vcombine's max: b if NaN, else max(b, a), a on ties
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q), _mm512_max_ps(b, a), b);
+}
+RK_OPS_AVX512 inline __m512 exp_scaled16(__m512 v) {
+  using C = red::ExpCephes;
+  const __mmask16 live = _mm512_cmp_ps_mask(v, _mm512_set1_ps(C::kFloor), _CMP_GT_OQ);  // else +0 (-inf and NaN too)
+  v = _mm512_maskz_mov_ps(live, v);
+  const __m512 t = _mm512_mul_ps(v, _mm512_set1_ps(C::kLog2e));
+  const __m512 n = _mm512_sub_ps(_mm512_add_ps(t, _mm512_set1_ps(C::kRound)), _mm512_set1_ps(C::kRound));
+  __m512 r = _mm512_sub_ps(v, _mm512_mul_ps(n, _mm512_set1_ps(C::kLn2Hi)));
+  r = _mm512_sub_ps(r, _mm512_mul_ps(n, _mm512_set1_ps(C::kLn2Lo)));
+  __m512 p = _mm512_set1_ps(C::kP[0]);
+  for (int i = 1; i < 6; ++i) p = _mm512_add_ps(_mm512_mul_ps(p, r), _mm512_set1_ps(C::kP[i]));
+  const __m512 z = _mm512_mul_ps(r, r);
+  __m512 y = _mm512_mul_ps(p, z);
+  y = _mm512_add_ps(y, r);
+  y = _mm512_add_ps(y, _mm512_set1_ps(1.0f));
+  const __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(C::kBias));
+  const __m512 scale = _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
+  y = _mm512_mul_ps(_mm512_mul_ps(y, scale), _mm512_set1_ps(C::kTwoM64));
+  return _mm512_maskz_mov_ps(live, y);
+}
+// LogSumExp::combine lane by lane (a left, b right), as vec::lse_combine.
+RK_OPS_AVX512 inline void lse_combine(__m512 am, __m512 as, __m512 bm, __m512 bs, __m512& m, __m512& s) {
+  const __m512 mx = vmax(am, bm);
+  const __mmask16 finite = _mm512_cmp_ps_mask(_mm512_sub_ps(mx, mx), _mm512_setzero_ps(), _CMP_EQ_OQ);
+  const __mmask16 ge = _mm512_cmp_ps_mask(am, bm, _CMP_GE_OQ);
+  const __m512 big_m = _mm512_mask_blend_ps(ge, bm, am), small_m = _mm512_mask_blend_ps(ge, am, bm);
+  const __m512 big_s = _mm512_mask_blend_ps(ge, bs, as), small_s = _mm512_mask_blend_ps(ge, as, bs);
+  const __m512 sum = _mm512_fmadd_ps(small_s, exp_scaled16(_mm512_sub_ps(small_m, big_m)), big_s);  // LogSumExp::combine's m_fused
+  m = _mm512_mask_blend_ps(finite, mx, big_m);
+  s = _mm512_maskz_mov_ps(finite, sum);
+}
+// The root of 16 lanes' tree (lane i at position i), a level a step, node 2k on the left of 2k + 1.
+RK_OPS_AVX512 inline void lse_tree16(__m512 m, __m512 s, float* rm, float* rs) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 2, 4, 6, 8, 10, 12, 14);
+  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 1, 3, 5, 7, 9, 11, 13, 15);
+  for (int level = 0; level < 4; ++level) {
+    if (RK_FAULT_IS(CpuAvx512LseTree) && level == 0) {  // planted: lane k paired with lane k + 8
+      lse_combine(m, s, _mm512_shuffle_f32x4(m, m, 0x4E), _mm512_shuffle_f32x4(s, s, 0x4E), m, s);
+    } else {
+      lse_combine(_mm512_permutexvar_ps(even, m), _mm512_permutexvar_ps(even, s), _mm512_permutexvar_ps(odd, m),
+                  _mm512_permutexvar_ps(odd, s), m, s);
+    }
+  }
+  *rm = _mm512_cvtss_f32(m);
+  *rs = _mm512_cvtss_f32(s);
+}
+// 16 lanes at b (G values each): value k of every lane in one vector, the max, then the sum of the
+// exponentials in index order (+0 where the max is not finite), as lse_block8 and lse8.
+template <class In>
+RK_OPS_AVX512 inline void lse_block16(const In* b, __m512& m, __m512& s) {
+  constexpr int G = 64 / sizeof(In);
+  constexpr int H = G / 16;
+  __m512 r[H][16];
+  for (int h = 0; h < H; ++h) {
+    for (int i = 0; i < 16; ++i) r[h][i] = load16(b + i * G + 16 * h);
+    transpose16(r[h]);
+  }
+  m = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int h = 0; h < H; ++h)
+    for (int k = 0; k < 16; ++k) m = vmax(m, r[h][k]);
+  const __mmask16 finite = _mm512_cmp_ps_mask(_mm512_sub_ps(m, m), _mm512_setzero_ps(), _CMP_EQ_OQ);
+  s = _mm512_setzero_ps();
+  for (int h = 0; h < H; ++h)
+    for (int k = 0; k < 16; ++k) s = _mm512_add_ps(s, exp_scaled16(_mm512_sub_ps(r[h][k], m)));
+  s = _mm512_maskz_mov_ps(finite, s);
+}
+template <class In, class Op>
+RK_OPS_AVX512 int64_t lse_joint16(const In* x, int64_t n, int64_t l, int64_t l1, TreeStack<Op>& st) {
+  constexpr int64_t G = 64 / sizeof(In);
+  for (; l + 16 <= l1 && (l + 16) * G <= n; l += 16) {
+    __m512 m, s;
+    lse_block16(x + l * G, m, s);
+    float rm, rs;
+    lse_tree16(m, s, &rm, &rs);
+    st.push(typename Op::Acc{rm, rs}, 4);
+  }
+  return l;
+}
+}  // namespace v512
+
 // Whole lanes of a contiguous run from lane l (the stack's count 0 there), 8 (float64) or 16 lanes
 // a step, each step's subtree pushed whole, then the rest (lse_rest); returns the first lane not done.
 template <class Op>
@@ -800,6 +1045,7 @@ RK_OPS_AVX2 int64_t lse_lanes(const In* x, int64_t n, int64_t l, int64_t l1, Tre
   constexpr int64_t G = 64 / sizeof(In);
   using Acc = typename Op::Acc;
   if ((st.count & 15) == 0) {
+    if (cpu_avx512()) l = v512::lse_joint16<In, Op>(x, n, l, l1, st);
     for (; l + 16 <= l1 && (l + 16) * G <= n; l += 16) {
       __m256 am, as, bm, bs;
       lse_block8(x + l * G, am, as);

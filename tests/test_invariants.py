@@ -316,6 +316,12 @@ for dt in ALL_DTYPES:
         w[3, 77] = 0.0
         for d in (1, 0):
             out[f"{dt} wide logsumexp {d}"] = hashlib.sha1(reducekit.logsumexp(w.to(dt), d).contiguous().view(torch.uint8).numpy().tobytes()).hexdigest()
+        # columns of many lanes: the tile's trees combined in vectors (16 or 8 columns and a scalar rest)
+        v = torch.randn(1000, 37, generator=g, dtype=torch.float64) * 300
+        v[::7, 3] = -math.inf
+        v[:, 5] = -math.inf
+        v[500, 6], v[10, 8], v[900, 20] = math.inf, math.nan, math.inf
+        out[f"{dt} wide logsumexp columns"] = hashlib.sha1(reducekit.logsumexp(v.to(dt), 0).contiguous().view(torch.uint8).numpy().tobytes()).hexdigest()
     if dt.is_floating_point:  # sum's columns of few rows: -0.0 everywhere, NaN, infinities, cancellations
         g = torch.Generator().manual_seed(10)
         # 22 columns: the last ones (float32's 2, the 16-bit floats' 6) take the scalar tail

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <type_traits>
@@ -177,6 +178,10 @@ inline constexpr bool kArgOp<red::ArgExt<C, kMax>> = true;
 // lanes and so the same stack shape. One TreeStack a column (520 bytes for a float64 accumulator,
 // reset and walked column by column) held mean and amax columns at 0.35-0.5x torch after their lanes
 // were vectors.
+// a[c] = Op::combine(s[c], a[c]) for c < nc (defined below: logsumexp's in vectors).
+template <class Op>
+void tile_combine(const typename Op::Acc* s, typename Op::Acc* a, int64_t nc);
+
 template <class Op>
 struct TileTree {
   using Acc = typename Op::Acc;
@@ -193,10 +198,7 @@ struct TileTree {
   // 2^level lanes' trees, where count is a multiple of 2^level; a[] is clobbered.
   void push(Acc* a, int64_t nc, int level = 0) {
     int k = level;
-    for (; (count >> k) & 1; ++k) {
-      const Acc* s = &st[k * w];
-      for (int64_t c = 0; c < nc; ++c) a[c] = Op::combine(s[c], a[c]);
-    }
+    for (; (count >> k) & 1; ++k) tile_combine<Op>(&st[k * w], a, nc);
     std::copy(a, a + nc, &st[(RK_FAULT_IS(CpuTileTreeLevel) ? 0 : k) * w]);  // planted: always level 0
     count += int64_t{1} << level;
   }
@@ -937,10 +939,12 @@ inline int64_t lse_rest(const In* x, int64_t n, int64_t l, int64_t l1, TreeStack
   return l;
 }
 
-// logsumexp's 16 whole float32 lanes (float32 or 16-bit values) in AVX-512, where lse_lanes
-// takes a block of 16 starting its own subtree: the AVX2 block's operations (lse_block8, lse8,
-// exp_scaled8, lse_tree16) on 16 lanes at once, in the same order: the same bits. The exponential
-// is most of a row's time (logsumexp of float16 rows at 0.65-0.79x torch in the CPU sweep).
+// logsumexp in AVX-512: 16 whole float32 lanes (float32 or 16-bit values) where lse_lanes takes a
+// block of 16 starting its own subtree, and 16 adjacent columns where lse_columns takes 8, with
+// the AVX2 block's operations (lse_block8, lse8, exp_scaled8, lse_tree16) on 16 lanes at once, in
+// the same order: the same bits; float64 likewise, 8 lanes or columns a vector (lse_block4, lse4,
+// exp_nv4, lse_tree8). The exponential is most of the time (logsumexp of float16 rows at
+// 0.65-0.79x torch, float64 columns at 0.41-0.87x, in the CPU sweep of session 63's code).
 namespace v512 {
 RK_OPS_AVX512 inline __m512 vmax(__m512 a, __m512 b) {  // vec::vcombine's max: b if NaN, else max(b, a), a on ties
   return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q), _mm512_max_ps(b, a), b);
@@ -1010,6 +1014,113 @@ RK_OPS_AVX512 inline void lse_block16(const In* b, __m512& m, __m512& s) {
     for (int k = 0; k < 16; ++k) s = _mm512_add_ps(s, exp_scaled16(_mm512_sub_ps(r[h][k], m)));
   s = _mm512_maskz_mov_ps(finite, s);
 }
+// 16 adjacent columns of a columns tile (cnt <= G rows, row stride ld) at a time, as
+// vec::lse_columns: the columns are the lanes (no transpose); writes acc[0, c) and returns c.
+template <class In, class Op>
+RK_OPS_AVX512 int64_t lse_columns16(const In* x, int64_t ld, int64_t nc, int cnt, typename Op::Acc* acc) {
+  int64_t c = 0;
+  alignas(64) float m16[16], s16[16];
+  for (; c + 16 <= nc; c += 16) {
+    __m512 m = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+    for (int k = 0; k < cnt - (RK_FAULT_IS(CpuAvx512LseColumns) ? 1 : 0); ++k) m = vmax(m, load16(x + k * ld + c));  // planted: the last row left out of the max
+    const __mmask16 finite = _mm512_cmp_ps_mask(_mm512_sub_ps(m, m), _mm512_setzero_ps(), _CMP_EQ_OQ);
+    __m512 s = _mm512_setzero_ps();
+    for (int k = 0; k < cnt; ++k) s = _mm512_add_ps(s, exp_scaled16(_mm512_sub_ps(load16(x + k * ld + c), m)));
+    _mm512_store_ps(m16, m);
+    _mm512_store_ps(s16, _mm512_maskz_mov_ps(finite, s));
+    for (int j = 0; j < 16; ++j) acc[c + j] = typename Op::Acc{m16[j], s16[j]};
+  }
+  return c;
+}
+// float64: 8 lanes (or columns) a vector, CUDA's exponential (vec::exp_nv4's operations on 8
+// values; lanes at its edges through the same scalar copy).
+RK_OPS_AVX512 inline __m512d vmax(__m512d a, __m512d b) {
+  return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(b, b, _CMP_UNORD_Q), _mm512_max_pd(b, a), b);
+}
+RK_OPS_AVX512 inline __m512d exp_nv8(__m512d x) {
+  using namespace nvexp;
+  const __m512d t = _mm512_fmadd_pd(x, _mm512_set1_pd(from_bits(kLog2e)), _mm512_set1_pd(from_bits(kShift)));
+  const __m512d n = _mm512_add_pd(t, _mm512_set1_pd(from_bits(kNegShift)));
+  __m512d r = _mm512_fmadd_pd(n, _mm512_set1_pd(from_bits(kNegLn2Hi)), x);
+  r = _mm512_fmadd_pd(n, _mm512_set1_pd(from_bits(kNegLn2Lo)), r);
+  __m512d p = _mm512_set1_pd(from_bits(kP[0]));
+  for (int k = 1; k < 10; ++k) p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(from_bits(kP[k])));
+  p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
+  p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
+  const __m512i e = _mm512_slli_epi64(_mm512_castpd_si512(t), 52);
+  __m512d y = _mm512_castsi512_pd(_mm512_add_epi64(_mm512_castpd_si512(p), e));
+  const __m512d ax = _mm512_abs_pd(x);
+  __mmask8 fast = _mm512_cmp_pd_mask(ax, _mm512_set1_pd(from_bits(uint64_t{kFastBelow} << 32)), _CMP_LT_OQ);
+  if (fast != 0xFF) {  // x at or below the scaled range's floor (-inf included): +0 in the vector
+    const __mmask8 zero = _mm512_cmp_pd_mask(x, _mm512_set1_pd(-from_bits(uint64_t{kScaledBelow} << 32)), _CMP_LE_OQ);
+    y = _mm512_mask_mov_pd(y, zero, _mm512_setzero_pd());
+    fast |= zero;
+  }
+  if (fast != 0xFF) {
+    alignas(64) double v[8], o[8];
+    _mm512_store_pd(v, x);
+    _mm512_store_pd(o, y);
+    for (int j = 0; j < 8; ++j)
+      if (!((fast >> j) & 1)) o[j] = hw(v[j]);
+    y = _mm512_load_pd(o);
+  }
+  return y;
+}
+RK_OPS_AVX512 inline void lse_combine(__m512d am, __m512d as, __m512d bm, __m512d bs, __m512d& m, __m512d& s) {
+  const __m512d mx = vmax(am, bm);
+  const __mmask8 finite = _mm512_cmp_pd_mask(_mm512_sub_pd(mx, mx), _mm512_setzero_pd(), _CMP_EQ_OQ);
+  const __mmask8 ge = _mm512_cmp_pd_mask(am, bm, _CMP_GE_OQ);
+  const __m512d big_m = _mm512_mask_blend_pd(ge, bm, am), small_m = _mm512_mask_blend_pd(ge, am, bm);
+  const __m512d big_s = _mm512_mask_blend_pd(ge, bs, as), small_s = _mm512_mask_blend_pd(ge, as, bs);
+  const __m512d sum = _mm512_fmadd_pd(small_s, exp_nv8(_mm512_maskz_mov_pd(finite, _mm512_sub_pd(small_m, big_m))), big_s);  // m_fused
+  m = _mm512_mask_blend_pd(finite, mx, big_m);
+  s = _mm512_maskz_mov_pd(finite, sum);
+}
+// v[k] holds value k of 8 lanes (k < cnt): their max and sums of exponentials, as vec::lse4.
+RK_OPS_AVX512 inline void lse8(const __m512d* v, int cnt, __m512d& m, __m512d& s) {
+  m = _mm512_set1_pd(-std::numeric_limits<double>::infinity());
+  for (int k = 0; k < cnt; ++k) m = vmax(m, v[k]);
+  const __mmask8 finite = _mm512_cmp_pd_mask(_mm512_sub_pd(m, m), _mm512_setzero_pd(), _CMP_EQ_OQ);
+  s = _mm512_setzero_pd();
+  for (int k = 0; k < cnt; ++k) s = _mm512_add_pd(s, exp_nv8(_mm512_maskz_mov_pd(finite, _mm512_sub_pd(v[k], m))));
+  s = _mm512_maskz_mov_pd(finite, s);
+}
+// 8 float64 lanes of 8 values at b: the root of their tree (3 levels, node 2k on the left).
+RK_OPS_AVX512 inline void lse_root8(const double* b, double* rm, double* rs) {
+  __m512d r[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm512_loadu_pd(b + 8 * i);
+  transpose8(r);
+  __m512d m, s;
+  lse8(r, 8, m, s);
+  const __m512i even = _mm512_setr_epi64(0, 2, 4, 6, 0, 2, 4, 6), odd = _mm512_setr_epi64(1, 3, 5, 7, 1, 3, 5, 7);
+  for (int level = 0; level < 3; ++level)
+    lse_combine(_mm512_permutexvar_pd(even, m), _mm512_permutexvar_pd(even, s), _mm512_permutexvar_pd(odd, m), _mm512_permutexvar_pd(odd, s), m, s);
+  *rm = _mm512_cvtsd_f64(m);
+  *rs = _mm512_cvtsd_f64(s);
+}
+template <class Op>
+RK_OPS_AVX512 int64_t lse_joint8(const double* x, int64_t n, int64_t l, int64_t l1, TreeStack<Op>& st) {
+  for (; (st.count & 7) == 0 && l + 8 <= l1 && (l + 8) * 8 <= n; l += 8) {
+    double m, s;
+    lse_root8(x + l * 8, &m, &s);
+    st.push(typename Op::Acc{m, s}, 3);
+  }
+  return l;
+}
+template <class Op>
+RK_OPS_AVX512 int64_t lse_columns8(const double* x, int64_t ld, int64_t nc, int cnt, typename Op::Acc* acc) {
+  int64_t c = 0;
+  alignas(64) double m8[8], s8[8];
+  for (; c + 8 <= nc; c += 8) {
+    __m512d v[8], m, s;
+    for (int k = 0; k < cnt; ++k) v[k] = _mm512_loadu_pd(x + k * ld + c);
+    lse8(v, cnt - (RK_FAULT_IS(CpuAvx512LseColumns) ? 1 : 0), m, s);  // planted: the last row left out
+    _mm512_store_pd(m8, m);
+    _mm512_store_pd(s8, s);
+    for (int j = 0; j < 8; ++j) acc[c + j] = typename Op::Acc{m8[j], s8[j]};
+  }
+  return c;
+}
 template <class In, class Op>
 RK_OPS_AVX512 int64_t lse_joint16(const In* x, int64_t n, int64_t l, int64_t l1, TreeStack<Op>& st) {
   constexpr int64_t G = 64 / sizeof(In);
@@ -1029,6 +1140,7 @@ RK_OPS_AVX512 int64_t lse_joint16(const In* x, int64_t n, int64_t l, int64_t l1,
 template <class Op>
 RK_OPS_AVX2 int64_t lse_lanes(const double* x, int64_t n, int64_t l, int64_t l1, TreeStack<Op>& st) {
   constexpr int64_t G = 8;
+  if (cpu_avx512()) l = v512::lse_joint8<Op>(x, n, l, l1, st);
   for (; (st.count & 7) == 0 && l + 8 <= l1 && (l + 8) * G <= n; l += 8) {
     __m256d am, as, bm, bs;
     lse_block4(x + l * G, am, as);
@@ -1063,7 +1175,7 @@ RK_OPS_AVX2 int64_t lse_lanes(const In* x, int64_t n, int64_t l, int64_t l1, Tre
 // vectors' columns and returns c.
 template <class Op>
 RK_OPS_AVX2 int64_t lse_columns(const double* x, int64_t ld, int64_t nc, int cnt, typename Op::Acc* acc) {
-  int64_t c = 0;
+  int64_t c = cpu_avx512() ? v512::lse_columns8<Op>(x, ld, nc, cnt, acc) : 0;
   alignas(32) double m4[4], s4[4];
   for (; c + 4 <= nc; c += 4) {
     __m256d v[8], m, s;
@@ -1079,6 +1191,7 @@ template <class In, class Op>
 RK_OPS_AVX2 int64_t lse_columns(const In* x, int64_t ld, int64_t nc, int cnt, typename Op::Acc* acc) {
   constexpr int G = 64 / sizeof(In);
   int64_t c = 0;
+  if (cpu_avx512()) c = v512::lse_columns16<In, Op>(x, ld, nc, cnt, acc);
   {
     alignas(32) float m8[8], s8[8];
     for (; c + 8 <= nc; c += 8) {
@@ -1633,8 +1746,99 @@ RK_OPS_AVX2 typename Op::T extremum(const In* x, int64_t i0, int64_t i1) {
   }
   return m;
 }
+// logsumexp's columns combined in vectors (TileTree::push: a column's earlier subtree s[c] on the
+// left of a[c]), 8 float32 or 4 float64 columns an AVX2 vector, 16 or 8 an AVX-512 one: the
+// accumulators' m and s split into two vectors, lse_combine (LogSumExp::combine's rule, its
+// exponential the scalar one's operations), put back together. One scalar combine (and
+// exponential) a lane and column had cost more than the lanes themselves: a column of R rows takes
+// R / G of them (logsumexp float64 (1941, 507) over dim 0 at 0.41x torch, the CPU sweep).
+template <class Op>
+inline constexpr bool kLseTile = std::is_same_v<Op, red::LogSumExp<float, float>> || std::is_same_v<Op, red::LogSumExp<double, double>>;
+template <class Op>
+RK_OPS_AVX2 int64_t lse_tile_combine(const typename Op::Acc* s, typename Op::Acc* a, int64_t nc) {
+  using A = typename Op::Acc;
+  static_assert(sizeof(A) == 2 * sizeof(A::m) && offsetof(A, s) == sizeof(A::m), "an accumulator is its m, then its s");
+  int64_t c = 0;
+  if constexpr (std::is_same_v<Op, red::LogSumExp<float, float>>) {
+    const float* fs = &s[0].m;
+    float* fa = &a[0].m;
+    for (; c + 8 <= nc; c += 8) {
+      const __m256 s0 = _mm256_loadu_ps(fs + 2 * c), s1 = _mm256_loadu_ps(fs + 2 * c + 8);
+      const __m256 a0 = _mm256_loadu_ps(fa + 2 * c), a1 = _mm256_loadu_ps(fa + 2 * c + 8);
+      __m256 m, v;  // columns in the order (0 1 4 5 | 2 3 6 7), the same for every operand
+      lse_combine(_mm256_shuffle_ps(s0, s1, 0x88), _mm256_shuffle_ps(s0, s1, 0xDD), _mm256_shuffle_ps(a0, a1, 0x88),
+                  _mm256_shuffle_ps(a0, a1, 0xDD), m, v);
+      _mm256_storeu_ps(fa + 2 * c, _mm256_unpacklo_ps(m, v));
+      _mm256_storeu_ps(fa + 2 * c + 8, _mm256_unpackhi_ps(m, v));
+    }
+  } else {
+    const double* ds = &s[0].m;
+    double* da = &a[0].m;
+    for (; c + 4 <= nc; c += 4) {
+      const __m256d s0 = _mm256_loadu_pd(ds + 2 * c), s1 = _mm256_loadu_pd(ds + 2 * c + 4);
+      const __m256d a0 = _mm256_loadu_pd(da + 2 * c), a1 = _mm256_loadu_pd(da + 2 * c + 4);
+      __m256d m, v;  // columns in the order (0 2 | 1 3)
+      lse_combine(_mm256_unpacklo_pd(s0, s1), _mm256_unpackhi_pd(s0, s1), _mm256_unpacklo_pd(a0, a1), _mm256_unpackhi_pd(a0, a1), m, v);
+      _mm256_storeu_pd(da + 2 * c, _mm256_unpacklo_pd(m, v));
+      _mm256_storeu_pd(da + 2 * c + 4, _mm256_unpackhi_pd(m, v));
+    }
+  }
+  return c;
+}
+namespace v512 {
+template <class Op>
+RK_OPS_AVX512 int64_t lse_tile_combine(const typename Op::Acc* s, typename Op::Acc* a, int64_t nc) {
+  int64_t c = 0;
+  if constexpr (std::is_same_v<Op, red::LogSumExp<float, float>>) {
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    const float* fs = &s[0].m;
+    float* fa = &a[0].m;
+    for (; c + 16 <= nc; c += 16) {
+      const __m512 s0 = _mm512_loadu_ps(fs + 2 * c), s1 = _mm512_loadu_ps(fs + 2 * c + 16);
+      const __m512 a0 = _mm512_loadu_ps(fa + 2 * c), a1 = _mm512_loadu_ps(fa + 2 * c + 16);
+      __m512 m, v;
+      lse_combine(_mm512_permutex2var_ps(s0, ev, s1), _mm512_permutex2var_ps(s0, od, s1), _mm512_permutex2var_ps(a0, ev, a1),
+                  _mm512_permutex2var_ps(a0, od, a1), m, v);
+      if (RK_FAULT_IS(CpuLseTileCombine)) m = _mm512_permutex2var_ps(a0, ev, a1);  // planted: the earlier subtree's max dropped
+      _mm512_storeu_ps(fa + 2 * c, _mm512_permutex2var_ps(m, lo, v));
+      _mm512_storeu_ps(fa + 2 * c + 16, _mm512_permutex2var_ps(m, hi, v));
+    }
+  } else {
+    const __m512i ev = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), od = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+    const __m512i lo = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11), hi = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
+    const double* ds = &s[0].m;
+    double* da = &a[0].m;
+    for (; c + 8 <= nc; c += 8) {
+      const __m512d s0 = _mm512_loadu_pd(ds + 2 * c), s1 = _mm512_loadu_pd(ds + 2 * c + 8);
+      const __m512d a0 = _mm512_loadu_pd(da + 2 * c), a1 = _mm512_loadu_pd(da + 2 * c + 8);
+      __m512d m, v;
+      lse_combine(_mm512_permutex2var_pd(s0, ev, s1), _mm512_permutex2var_pd(s0, od, s1), _mm512_permutex2var_pd(a0, ev, a1),
+                  _mm512_permutex2var_pd(a0, od, a1), m, v);
+      if (RK_FAULT_IS(CpuLseTileCombine)) m = _mm512_permutex2var_pd(a0, ev, a1);  // planted: the earlier subtree's max dropped
+      _mm512_storeu_pd(da + 2 * c, _mm512_permutex2var_pd(m, lo, v));
+      _mm512_storeu_pd(da + 2 * c + 8, _mm512_permutex2var_pd(m, hi, v));
+    }
+  }
+  return c;
+}
+}  // namespace v512
 }  // namespace vec
 #endif
+
+template <class Op>
+void tile_combine(const typename Op::Acc* s, typename Op::Acc* a, int64_t nc) {
+  int64_t c = 0;
+#if RK_OPS_AVX2_LANES
+  if constexpr (vec::kLseTile<Op>) {
+    if (cpu_avx512()) c = vec::v512::lse_tile_combine<Op>(s, a, nc);
+    if (cpu_avx2()) c += vec::lse_tile_combine<Op>(s + c, a + c, nc - c);
+  }
+#endif
+  for (; c < nc; ++c) a[c] = Op::combine(s[c], a[c]);
+}
 
 // Lanes l .. l1 - 1 of a run of n values at x (stride s), each pushed into st.
 template <class In, class Op>

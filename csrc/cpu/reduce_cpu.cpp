@@ -33,7 +33,7 @@
 // the code asks for it. (Until session 45 a second macro, RK_OPS_FMA, added FMA to this target for
 // those steps alone.)
 #define RK_OPS_AVX2 __attribute__((target("avx2,f16c,fma")))
-// The same with AVX-512F (cpu_avx512()), for the sum-like operators' 16 whole lanes at a time.
+// The same with AVX-512F (cpu_avx512()): the sum-like operators' and logsumexp's 16 lanes at a time.
 #define RK_OPS_AVX512 __attribute__((target("avx512f,avx2,f16c,fma")))
 #endif
 
@@ -481,12 +481,13 @@ RK_OPS_AVX2 V vec_tree(const V* L, int64_t l0, int64_t size, int64_t n, V id, Mo
   return vcombine(left, l0 + h < n ? vec_tree(L, l0 + h, h, n, id, mon) : id, mon);
 }
 
-// 16 whole lanes of a sum-like operator in AVX-512 (cpu_avx512(): vec::joint_lanes takes it where
-// a block of 16 lanes starts its own subtree). Why it exists: the AVX2 lanes spend most of their
-// instructions on the transposes (a float32 mean row: 24 shuffles, 8 extracts and 16 conversions
-// an 8 x 8 piece beside its 16 additions), so rows in cache ran at 0.4-0.6x torch's float32
-// sums there (the CPU sweep, session 61's code), and on a CPU whose vector units are 512 bits wide
-// a zmm instruction does twice a ymm's work in the same time. The order is the AVX2 loop's: lane i
+// 16 whole lanes of float32 or 16-bit values of a sum-like operator in AVX-512 (cpu_avx512():
+// vec::joint_lanes takes it where a block of 16 lanes starts its own subtree). Why it exists: the
+// AVX2 lanes spend most of their instructions on the transposes (a float32 mean row: 24 shuffles,
+// 8 extracts and 16 conversions an 8 x 8 piece beside its 16 additions), so rows in cache ran at
+// 0.4-0.6x torch's float32 sums there (the CPU sweep, session 62's code), and on a CPU whose vector
+// units are 512 bits wide a zmm instruction does twice a ymm's work in the same time (same run:
+// float32 mean rows 0.66-0.76x the AVX2 time, bfloat16 0.79-0.83x, NOTES.md session 67). The order is the AVX2 loop's: lane i
 // (G values at b + i * G) enters its values in index order into its own accumulator, from the
 // monoid's identity, and the 16 lane results meet in their perfect tree, the left operand the lower
 // lanes (tree16 and TreeStack's combines). Only the registers differ: one zmm holds value k of all
@@ -575,7 +576,7 @@ RK_OPS_AVX512 inline double tree16(__m512d lo, __m512d hi) {
 }
 
 // The root of 16 whole lanes at b (lane i at b + i * G), G = 64 / sizeof(In): float32 or 16-bit
-// values into float32 accumulators, float32 or float64 values into float64 ones.
+// values into float32 accumulators, float32 values into float64 ones.
 template <class In, class Op>
 RK_OPS_AVX512 typename Op::Acc root16(const In* b) {
   using A = typename Op::Acc;
@@ -603,18 +604,11 @@ RK_OPS_AVX512 typename Op::Acc root16(const In* b) {
       hi = vfold(hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(r[k]), 1))), map);
     }
     return tree16(lo, hi);
-  } else {  // float64: lanes 0-7, then 8-15
-    static_assert(std::is_same_v<In, double> && std::is_same_v<A, double>, "float64 values into float64 accumulators");
-    __m512d half[2];
-    for (int q = 0; q < 2; ++q) {
-      __m512d r[8];
-      for (int i = 0; i < 8; ++i) r[i] = _mm512_loadu_pd(b + (8 * q + i) * G);
-      transpose8(r);
-      __m512d acc = _mm512_set1_pd(F::M::template identity<double>());
-      for (int k = 0; k < 8; ++k) acc = vfold(acc, r[k], map);
-      half[q] = acc;
-    }
-    return tree16(half[0], half[1]);
+  } else {
+    // float64 values stay on the AVX2 loop: this path (two 8 x 8 transposes, 80 zmm instructions
+    // a block where AVX2 takes 128 ymm ones) took float64 sum, mean and 2-norm rows 0.93-1.25x the
+    // AVX2 time on the CPU sweep's cases (session 67, same build and run), not faster.
+    static_assert(!std::is_same_v<In, In>, "float32 and 16-bit values only");
   }
 }
 
@@ -686,7 +680,7 @@ RK_OPS_AVX2 int64_t joint_lanes(const In* x, int64_t n, int64_t l, int64_t l1, T
   constexpr int64_t G = 64 / sizeof(In);
   alignas(32) typename Op::Acc out[2 * kJoint];
   if ((st.count & 15) == 0) {
-    if constexpr (Form<Op>::kSum) {
+    if constexpr (Form<Op>::kSum && !std::is_same_v<In, double>) {  // (float64 rows: see v512::root16)
       if (cpu_avx512()) l = v512::joint16<In, Op>(x, n, l, l1, st);
     }
     for (; l + 2 * kJoint <= l1 && (l + 2 * kJoint) * G <= n; l += 2 * kJoint) {

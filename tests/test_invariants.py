@@ -378,8 +378,8 @@ def _isa_hashes(isa):
 
 def test_baseline_and_avx2_kernels_same_bits():
     """The plain C++ CPU kernels (REDUCEKIT_CPU_ISA=baseline), the AVX2 loops (REDUCEKIT_CPU_ISA=avx2)
-    and the default (AVX-512's 16 lanes of the sum-like operators' rows as well, where the CPU has
-    AVX-512F) give the same bits for every op, dtype and shape here, in fresh processes; rows with
+    and the default (AVX-512 for the sum-like operators' rows of float32 and 16-bit values and for
+    logsumexp's rows and columns as well, where the CPU has AVX-512F) give the same bits for every op, dtype and shape here, in fresh processes; rows with
     ties of -0 and +0 for the max and the min, NaN and infinities take the operators' vector rows."""
     flags = open("/proc/cpuinfo").read().split() if os.path.exists("/proc/cpuinfo") else []
     if not all(f in flags for f in ("avx2", "fma", "f16c")):

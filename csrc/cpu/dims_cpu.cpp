@@ -739,7 +739,6 @@ void cpu_dims_step(StepKind kind, int64_t outer, int64_t extent, int64_t inner, 
   });
 }
 
-// The whole-tensor sum is one row of n values in the rows step's order.
 bool cpu_avx2() { return cpu_isa() == Isa::Avx2; }
 
 bool cpu_avx512() {
@@ -756,6 +755,7 @@ bool cpu_avx512() {
   return on;
 }
 
+// The whole-tensor sum is one row of n values in the rows step's order.
 void cpu_full_sum(const void* in, int64_t n, DType dtype, void* out) {
   dispatch_cpu(dtype, [&](auto t) {
     using In = typename decltype(t)::T;

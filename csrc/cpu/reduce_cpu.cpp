@@ -173,15 +173,15 @@ inline constexpr bool kArgOp = false;
 template <class C, bool kMax>
 inline constexpr bool kArgOp<red::ArgExt<C, kMax>> = true;
 
+// a[c] = Op::combine(s[c], a[c]) for c < nc (defined below: logsumexp's in vectors).
+template <class Op>
+void tile_combine(const typename Op::Acc* s, typename Op::Acc* a, int64_t nc);
+
 // kTile columns' trees at once (the columns loop below): TreeStack's pushes and root, level by
 // level across the tile's columns (level-major storage), since every column of a tile has the same
 // lanes and so the same stack shape. One TreeStack a column (520 bytes for a float64 accumulator,
 // reset and walked column by column) held mean and amax columns at 0.35-0.5x torch after their lanes
 // were vectors.
-// a[c] = Op::combine(s[c], a[c]) for c < nc (defined below: logsumexp's in vectors).
-template <class Op>
-void tile_combine(const typename Op::Acc* s, typename Op::Acc* a, int64_t nc);
-
 template <class Op>
 struct TileTree {
   using Acc = typename Op::Acc;
@@ -487,12 +487,13 @@ RK_OPS_AVX2 V vec_tree(const V* L, int64_t l0, int64_t size, int64_t n, V id, Mo
 // 8 extracts and 16 conversions an 8 x 8 piece beside its 16 additions), so rows in cache ran at
 // 0.4-0.6x torch's float32 sums there (the CPU sweep, session 62's code), and on a CPU whose vector
 // units are 512 bits wide a zmm instruction does twice a ymm's work in the same time (same run:
-// float32 mean rows 0.66-0.76x the AVX2 time, bfloat16 0.79-0.83x, NOTES.md session 67). The order is the AVX2 loop's: lane i
-// (G values at b + i * G) enters its values in index order into its own accumulator, from the
-// monoid's identity, and the 16 lane results meet in their perfect tree, the left operand the lower
-// lanes (tree16 and TreeStack's combines). Only the registers differ: one zmm holds value k of all
-// 16 lanes (float32 accumulators) or two hold them as float64 (lanes 0-7, 8-15), so the bits are
-// the AVX2 build's (tests/test_invariants.py: test_baseline_and_avx2_kernels_same_bits, which compares the three builds).
+// float32 mean rows 0.66-0.76x the AVX2 time, bfloat16 0.79-0.83x, NOTES.md session 67). The order
+// is the AVX2 loop's: lane i (G values at b + i * G) enters its values in index order into its own
+// accumulator, from the monoid's identity, and the 16 lane results meet in their perfect tree, the
+// left operand the lower lanes (tree16 and TreeStack's combines). Only the registers differ: one
+// zmm holds value k of all 16 lanes (float32 accumulators) or two hold them as float64 (lanes 0-7,
+// 8-15), so the bits are the AVX2 build's (tests/test_invariants.py:
+// test_baseline_and_avx2_kernels_same_bits compares the three builds).
 namespace v512 {
 RK_OPS_AVX512 inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
 RK_OPS_AVX512 inline __m512 load16(const c10::BFloat16* p) {  // exact: a bfloat16 is the top half of its float32
@@ -938,7 +939,7 @@ inline int64_t lse_rest(const In* x, int64_t n, int64_t l, int64_t l1, TreeStack
 // the AVX2 block's operations (lse_block8, lse8, exp_scaled8, lse_tree16) on 16 lanes at once, in
 // the same order: the same bits; float64 likewise, 8 lanes or columns a vector (lse_block4, lse4,
 // exp_nv4, lse_tree8). The exponential is most of the time (logsumexp of float16 rows at
-// 0.65-0.79x torch, float64 columns at 0.41-0.87x, in the CPU sweep of session 63's code).
+// 0.65-0.79x torch, float64 columns at 0.41-0.87x, in the CPU sweep of session 62's code).
 namespace v512 {
 RK_OPS_AVX512 inline __m512 vmax(__m512 a, __m512 b) {  // vec::vcombine's max: b if NaN, else max(b, a), a on ties
   return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q), _mm512_max_ps(b, a), b);
@@ -1045,12 +1046,12 @@ RK_OPS_AVX512 inline __m512d exp_nv8(__m512d x) {
   __m512d y = _mm512_castsi512_pd(_mm512_add_epi64(_mm512_castpd_si512(p), e));
   const __m512d ax = _mm512_abs_pd(x);
   __mmask8 fast = _mm512_cmp_pd_mask(ax, _mm512_set1_pd(from_bits(uint64_t{kFastBelow} << 32)), _CMP_LT_OQ);
-  if (fast != 0xFF) {  // x at or below the scaled range's floor (-inf included): +0 in the vector
+  if (fast != 0xFF && !RK_FAULT_IS(CpuExpNoEdge)) {  // x at or below the scaled range's floor (-inf included): +0 in the vector
     const __mmask8 zero = _mm512_cmp_pd_mask(x, _mm512_set1_pd(-from_bits(uint64_t{kScaledBelow} << 32)), _CMP_LE_OQ);
     y = _mm512_mask_mov_pd(y, zero, _mm512_setzero_pd());
     fast |= zero;
   }
-  if (fast != 0xFF) {
+  if (fast != 0xFF && !RK_FAULT_IS(CpuExpNoEdge)) {  // (planted: the edges keep the fast formula, as exp_nv4)
     alignas(64) double v[8], o[8];
     _mm512_store_pd(v, x);
     _mm512_store_pd(o, y);

@@ -60,7 +60,7 @@ namespace rk {
   X(CpuOpsTree16, "cpu_ops_tree16", "CPU operators' AVX2 joint lanes: the 16-lane tree pairs lane j with lane j + 8 (float64 accumulators: j + 4) at its first level") \
   X(CpuAvx512Tree, "cpu_avx512_tree", "CPU operators' AVX-512 16 lanes (rows of sum-like operators): the lanes' tree pairs lane k with lane k + 8 at its first level") \
   X(CpuAvx512LseTree, "cpu_avx512_lse_tree", "CPU logsumexp float32 and 16-bit rows in AVX-512 (16 lanes at once): the lanes' tree pairs lane k with lane k + 8 at its first level") \
-  X(CpuAvx512LseColumns, "cpu_avx512_lse_columns", "CPU logsumexp columns in AVX-512 (16 adjacent float32 or 8 float64 columns at once): each column's max (float64: its max and sum) leaves out its last row") \
+  X(CpuAvx512LseColumns, "cpu_avx512_lse_columns", "CPU logsumexp columns in AVX-512 (16 adjacent float32 or 8 float64 columns at once): each column's max and sum leave out its last row") \
   X(CpuLseTileCombine, "cpu_lse_tile_combine", "CPU logsumexp columns, the tile's trees combined in AVX-512 vectors (16 float32 or 8 float64 columns at once): the combined max is the later subtree's, the earlier one's dropped") \
   X(CpuGatherCarry, "cpu_gather_carry", "CPU gather over several reduced dims: the odometer over a run's outer reduced digits counts the outermost first (pieces of a slice with three or more reduced runs read out of order)") \
   X(CpuColTree16, "cpu_col_tree16", "CPU operators' columns of a sum-like op, 16 lanes at once (joint_columns16): each lane's last row is not entered") \

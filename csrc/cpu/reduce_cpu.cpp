@@ -481,6 +481,15 @@ RK_OPS_AVX2 V vec_tree(const V* L, int64_t l0, int64_t size, int64_t n, V id, Mo
   return vcombine(left, l0 + h < n ? vec_tree(L, l0 + h, h, n, id, mon) : id, mon);
 }
 
+// The 16 lanes (64 bytes each) kJointPrefetch bytes past p into L1: a block of 16 whole lanes
+// asks for its successor's lines (vec::joint_lanes, v512::joint16).
+inline void prefetch16(const void* p) {
+  if (kJointPrefetch > 0) {
+    const char* ahead = static_cast<const char*>(p) + kJointPrefetch;
+    for (int c = 0; c < 16; ++c) _mm_prefetch(ahead + 64 * c, _MM_HINT_T0);
+  }
+}
+
 // 16 whole lanes of float32 or 16-bit values of a sum-like operator in AVX-512 (cpu_avx512():
 // vec::joint_lanes takes it where a block of 16 lanes starts its own subtree). Why it exists: the
 // AVX2 lanes spend most of their instructions on the transposes (a float32 mean row: 24 shuffles,
@@ -582,7 +591,7 @@ template <class In, class Op>
 RK_OPS_AVX512 typename Op::Acc root16(const In* b) {
   using A = typename Op::Acc;
   using F = Form<Op>;
-  static_assert(F::kSum && std::is_same_v<typename F::M, red::SumM>, "the sum-like operators only");
+  static_assert(F::kSum, "the sum-like operators only");
   constexpr int G = 64 / sizeof(In);
   const typename F::Map map{};
   if constexpr (std::is_same_v<A, float>) {  // float32 (one piece of 16 values a lane) or 16-bit values (two)
@@ -619,10 +628,7 @@ template <class In, class Op>
 RK_OPS_AVX512 int64_t joint16(const In* x, int64_t n, int64_t l, int64_t l1, TreeStack<Op>& st) {
   constexpr int64_t G = 64 / sizeof(In);
   for (; l + 16 <= l1 && (l + 16) * G <= n; l += 16) {
-    if (kJointPrefetch > 0) {
-      const char* ahead = reinterpret_cast<const char*>(x + l * G) + kJointPrefetch;
-      for (int c = 0; c < 16; ++c) _mm_prefetch(ahead + 64 * c, _MM_HINT_T0);
-    }
+    prefetch16(x + l * G);
     st.push(root16<In, Op>(x + l * G), 4);
   }
   return l;
@@ -686,10 +692,7 @@ RK_OPS_AVX2 int64_t joint_lanes(const In* x, int64_t n, int64_t l, int64_t l1, T
     }
     for (; l + 2 * kJoint <= l1 && (l + 2 * kJoint) * G <= n; l += 2 * kJoint) {
       LaneVec<Op> res[std::is_same_v<typename Op::Acc, float> ? 2 : 4];
-      if (kJointPrefetch > 0) {
-        const char* ahead = reinterpret_cast<const char*>(x + l * G) + kJointPrefetch;
-        for (int c = 0; c < 16; ++c) _mm_prefetch(ahead + 64 * c, _MM_HINT_T0);
-      }
+      prefetch16(x + l * G);
       blocks_v<2, In, Op>(x + l * G, res);
       st.push(tree16<Op>(res, typename Form<Op>::M{}), 4);
     }
@@ -989,8 +992,17 @@ RK_OPS_AVX512 inline void lse_tree16(__m512 m, __m512 s, float* rm, float* rs) {
   *rm = _mm512_cvtss_f32(m);
   *rs = _mm512_cvtss_f32(s);
 }
-// 16 lanes at b (G values each): value k of every lane in one vector, the max, then the sum of the
-// exponentials in index order (+0 where the max is not finite), as lse_block8 and lse8.
+// LogSumExp::lane of 16 lanes at once, as vec::lse8: v[k] holds value k of each lane (k < cnt);
+// the lanes' max, then their sums of exponentials in index order (+0 where the max is not finite).
+RK_OPS_AVX512 inline void lse16(const __m512* v, int cnt, __m512& m, __m512& s) {
+  m = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int k = 0; k < cnt; ++k) m = vmax(m, v[k]);
+  const __mmask16 finite = _mm512_cmp_ps_mask(_mm512_sub_ps(m, m), _mm512_setzero_ps(), _CMP_EQ_OQ);
+  s = _mm512_setzero_ps();
+  for (int k = 0; k < cnt; ++k) s = _mm512_add_ps(s, exp_scaled16(_mm512_sub_ps(v[k], m)));
+  s = _mm512_maskz_mov_ps(finite, s);
+}
+// 16 lanes at b (G values each), transposed as lse_block8 does: value k of every lane in r[k].
 template <class In>
 RK_OPS_AVX512 inline void lse_block16(const In* b, __m512& m, __m512& s) {
   constexpr int G = 64 / sizeof(In);
@@ -1000,29 +1012,21 @@ RK_OPS_AVX512 inline void lse_block16(const In* b, __m512& m, __m512& s) {
     for (int i = 0; i < 16; ++i) r[h][i] = load16(b + i * G + 16 * h);
     transpose16(r[h]);
   }
-  m = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-  for (int h = 0; h < H; ++h)
-    for (int k = 0; k < 16; ++k) m = vmax(m, r[h][k]);
-  const __mmask16 finite = _mm512_cmp_ps_mask(_mm512_sub_ps(m, m), _mm512_setzero_ps(), _CMP_EQ_OQ);
-  s = _mm512_setzero_ps();
-  for (int h = 0; h < H; ++h)
-    for (int k = 0; k < 16; ++k) s = _mm512_add_ps(s, exp_scaled16(_mm512_sub_ps(r[h][k], m)));
-  s = _mm512_maskz_mov_ps(finite, s);
+  lse16(&r[0][0], G, m, s);
 }
 // 16 adjacent columns of a columns tile (cnt <= G rows, row stride ld) at a time, as
 // vec::lse_columns: the columns are the lanes (no transpose); writes acc[0, c) and returns c.
 template <class In, class Op>
 RK_OPS_AVX512 int64_t lse_columns16(const In* x, int64_t ld, int64_t nc, int cnt, typename Op::Acc* acc) {
+  constexpr int G = 64 / sizeof(In);
   int64_t c = 0;
   alignas(64) float m16[16], s16[16];
   for (; c + 16 <= nc; c += 16) {
-    __m512 m = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-    for (int k = 0; k < cnt - (RK_FAULT_IS(CpuAvx512LseColumns) ? 1 : 0); ++k) m = vmax(m, load16(x + k * ld + c));  // planted: the last row left out of the max
-    const __mmask16 finite = _mm512_cmp_ps_mask(_mm512_sub_ps(m, m), _mm512_setzero_ps(), _CMP_EQ_OQ);
-    __m512 s = _mm512_setzero_ps();
-    for (int k = 0; k < cnt; ++k) s = _mm512_add_ps(s, exp_scaled16(_mm512_sub_ps(load16(x + k * ld + c), m)));
+    __m512 v[G], m, s;
+    for (int k = 0; k < cnt; ++k) v[k] = load16(x + k * ld + c);
+    lse16(v, cnt - (RK_FAULT_IS(CpuAvx512LseColumns) ? 1 : 0), m, s);  // planted: the last row left out
     _mm512_store_ps(m16, m);
-    _mm512_store_ps(s16, _mm512_maskz_mov_ps(finite, s));
+    _mm512_store_ps(s16, s);
     for (int j = 0; j < 16; ++j) acc[c + j] = typename Op::Acc{m16[j], s16[j]};
   }
   return c;
